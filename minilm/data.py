@@ -1,0 +1,164 @@
+"""Data: a character-level corpus that ships with Python, and the batches lessons need.
+
+The default text is the Python reference documentation (``pydoc_data.topics``,
+about 465k characters, 103 symbols), so the course runs offline anywhere.
+Any UTF-8 text file can be used instead: ``Corpus.from_file(path)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+MASK = "\x00"          # the mask symbol of masked-LM batches; never occurs in text
+IGNORE_INDEX = -100    # targets that carry no loss (cross_entropy's default ignore_index)
+PASSKEY_FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
+PASSKEY_QUESTION = "What is the pass key? The pass key is "
+
+
+class CharTokenizer:
+    """One id per character of the corpus, plus the mask symbol (always the last id)."""
+
+    def __init__(self, text: str):
+        self.chars = sorted(set(text) - {MASK}) + [MASK]
+        self.index = {ch: i for i, ch in enumerate(self.chars)}
+        self.mask_id = self.index[MASK]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.chars)
+
+    def encode(self, text: str) -> torch.Tensor:
+        unknown = sorted(set(text) - self.index.keys())
+        if unknown:
+            raise ValueError(f"characters not in the vocabulary: {''.join(unknown)!r}")
+        return torch.tensor([self.index[ch] for ch in text], dtype=torch.long)
+
+    def decode(self, ids) -> str:
+        return "".join(self.chars[i] for i in torch.as_tensor(ids).tolist())
+
+
+@dataclass
+class Corpus:
+    """A text, its tokenizer, and a deterministic 90/10 train/validation split (by position)."""
+
+    text: str
+    name: str
+
+    def __post_init__(self):
+        self.tokenizer = CharTokenizer(self.text)
+        ids = self.tokenizer.encode(self.text)
+        cut = int(0.9 * len(ids))
+        self.train, self.val = ids[:cut], ids[cut:]
+        self.fingerprint = hashlib.sha256(self.text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def python_docs(cls) -> "Corpus":
+        """The Python reference documentation, shipped with every Python (no download)."""
+        from pydoc_data.topics import topics
+
+        return cls("\n\n".join(topics[key] for key in sorted(topics)), name="pydoc_data.topics")
+
+    @classmethod
+    def from_file(cls, path) -> "Corpus":
+        path = Path(path)
+        return cls(path.read_text(encoding="utf-8"), name=path.name)
+
+    def split(self, split: str) -> torch.Tensor:
+        if split not in ("train", "val"):
+            raise ValueError(f"split must be 'train' or 'val'; got {split!r}")
+        return self.train if split == "train" else self.val
+
+
+_DEFAULT_CORPUS: Corpus | None = None
+
+
+def default_corpus() -> Corpus:
+    """The Python documentation corpus, built once per process."""
+    global _DEFAULT_CORPUS
+    if _DEFAULT_CORPUS is None:
+        _DEFAULT_CORPUS = Corpus.python_docs()
+    return _DEFAULT_CORPUS
+
+
+def _check_length(length):
+    if not (isinstance(length, int) and not isinstance(length, bool) and length > 0):
+        raise ValueError(f"length must be a positive int; got {length!r}")
+
+
+def _windows(ids: torch.Tensor, batch_size: int, length: int, generator: torch.Generator):
+    if length > len(ids):
+        raise ValueError(f"length {length} is longer than the text ({len(ids)} tokens)")
+    starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)
+    return torch.stack([ids[s : s + length] for s in starts.tolist()])
+
+
+def causal_batch(ids, batch_size: int, length: int, generator=None):
+    """Random windows for next-token prediction: inputs x (B, T) and targets y = x shifted by one."""
+    _check_length(length)
+    window = _windows(ids, batch_size, length + 1, generator)
+    return window[:, :-1], window[:, 1:]
+
+
+def mlm_batch(ids, batch_size: int, length: int, mask_id: int, vocab_size: int, generator=None,
+              mask_prob: float = 0.15):
+    """BERT-style masked LM: 15% of positions are targets; of those 80% become the mask symbol,
+    10% a random symbol, 10% stay. Other targets are IGNORE_INDEX. Returns (x, y), both (B, T)."""
+    _check_length(length)
+    clean = _windows(ids, batch_size, length, generator)
+    chosen = torch.rand(clean.shape, generator=generator) < mask_prob
+    y = torch.where(chosen, clean, torch.full_like(clean, IGNORE_INDEX))
+    action = torch.rand(clean.shape, generator=generator)
+    random_ids = torch.randint(0, vocab_size - 1, clean.shape, generator=generator)  # never the mask id
+    x = torch.where(chosen & (action < 0.8), torch.full_like(clean, mask_id), clean)
+    x = torch.where(chosen & (action >= 0.8) & (action < 0.9), random_ids, x)
+    return x, y
+
+
+def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=None,
+            split="train", seed=0):
+    """An endless, seeded stream of (x, y) batches.
+
+    task: 'causal' (next token) or 'mlm' (masked LM). Give ``length`` for one length,
+    or ``lengths`` (a list) for mixed-length training: each batch draws one of them.
+    """
+    if task not in ("causal", "mlm"):
+        raise ValueError(f"unknown task {task!r}; allowed: 'causal', 'mlm'")
+    if (length is None) == (lengths is None):
+        raise ValueError("give exactly one of length (one length) or lengths (mixed lengths)")
+    choices = [length] if lengths is None else list(lengths)
+    for each in choices:
+        _check_length(each)
+    generator = torch.Generator().manual_seed(seed)
+    pick = random.Random(seed)
+    ids = corpus.split(split)
+    tok = corpus.tokenizer
+    while True:
+        T = pick.choice(choices)
+        if task == "causal":
+            yield causal_batch(ids, batch_size, T, generator)
+        else:
+            yield mlm_batch(ids, batch_size, T, tok.mask_id, tok.vocab_size, generator)
+
+
+def passkey_prompt(length: int, depth: float, key: int, filler: str = PASSKEY_FILLER):
+    """A passkey-retrieval prompt of exactly ``length`` characters and its answer.
+
+    Filler text repeated, the needle "The pass key is K. Remember it. K is the pass key."
+    placed at ``depth`` (0 = start, 1 = end of the filler), then "What is the pass key?
+    The pass key is ". The answer is str(key).
+    """
+    if not 0 <= depth <= 1:
+        raise ValueError(f"depth must be in [0, 1]; got {depth!r}")
+    needle = f"The pass key is {key}. Remember it. {key} is the pass key. "
+    filler_len = length - len(needle) - len(PASSKEY_QUESTION)
+    if filler_len < 0:
+        raise ValueError(f"length {length} is too short: needle and question alone take "
+                         f"{len(needle) + len(PASSKEY_QUESTION)} characters")
+    background = (filler * (filler_len // len(filler) + 1))[:filler_len]
+    cut = round(depth * filler_len)
+    return background[:cut] + needle + background[cut:] + PASSKEY_QUESTION, str(key)

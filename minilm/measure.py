@@ -1,0 +1,110 @@
+"""Measuring a trained model: loss by length and position, MLM accuracy, attention entropy, Z_i.
+
+Evaluation batches come from the validation split with a fixed seed, so two models
+(or two attention settings of one model) are always compared on the same text.
+Keyword overrides (``n=...``, ``logn_base=...``) are passed to ``model(idx, ...)``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from .data import IGNORE_INDEX, Corpus, batches
+from .model import row_sums
+
+EVAL_SEED = 1234
+
+
+def eval_batches(corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
+                 seed: int = EVAL_SEED):
+    """A fixed list of validation batches (the same for every model)."""
+    stream = batches(corpus, task=task, batch_size=batch_size, length=length, split="val", seed=seed)
+    return [next(stream) for _ in range(n_batches)]
+
+
+def _device(model):
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: int = 16,
+                 n_batches: int = 4, **overrides):
+    """Per-token cross-entropy (nats) and correctness on validation batches: two (N, T) tensors.
+
+    For 'mlm', positions that are not targets hold NaN (loss) and False (correct).
+    """
+    model.eval()
+    losses, correct = [], []
+    for x, y in eval_batches(corpus, task=task, length=length, batch_size=batch_size,
+                             n_batches=n_batches):
+        x, y = x.to(_device(model)), y.to(_device(model))
+        logits = model(x, **overrides)
+        loss = F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE_INDEX, reduction="none")
+        counted = y != IGNORE_INDEX
+        losses.append(torch.where(counted, loss, torch.nan).cpu())
+        correct.append(((logits.argmax(-1) == y) & counted).cpu())
+    return torch.cat(losses), torch.cat(correct)
+
+
+def evaluate(model, corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
+             **overrides) -> dict:
+    """Mean validation loss (nats) and accuracy over the targets, at one length."""
+    loss, correct = token_losses(model, corpus, task=task, length=length, batch_size=batch_size,
+                                 n_batches=n_batches, **overrides)
+    counted = ~loss.isnan()
+    return {"loss": loss[counted].mean().item(),
+            "accuracy": correct.sum().item() / counted.sum().item()}
+
+
+def loss_by_length(model, corpus: Corpus, lengths, *, task: str = "causal", tokens: int = 16384,
+                   **overrides) -> dict:
+    """{length: mean validation loss}, each length seeing about ``tokens`` tokens."""
+    return {L: evaluate(model, corpus, task=task, length=L, batch_size=max(1, tokens // L // 4),
+                        n_batches=4, **overrides)["loss"]
+            for L in lengths}
+
+
+def loss_by_position(model, corpus: Corpus, length: int, *, batch_size: int = 8, n_batches: int = 4,
+                     **overrides) -> torch.Tensor:
+    """Mean causal-LM loss at each position 0..length-1, shape (length,)."""
+    loss, _ = token_losses(model, corpus, task="causal", length=length, batch_size=batch_size,
+                           n_batches=n_batches, **overrides)
+    return loss.mean(dim=0)
+
+
+def bucket_means(values: torch.Tensor, bucket: int) -> torch.Tensor:
+    """Average the last dimension in consecutive buckets of ``bucket`` positions (a partial last bucket too)."""
+    T = values.shape[-1]
+    return torch.stack([values[..., s : s + bucket].mean(-1) for s in range(0, T, bucket)], dim=-1)
+
+
+def entropy(weights: torch.Tensor) -> torch.Tensor:
+    """H_i = -sum_j p_ij log p_ij of each row, with p the row normalised to sum 1 (nats).
+
+    For softmax p = a; for relu^2 / n it is the shape of the row, whatever its total.
+    A row of zeros has entropy 0.
+    """
+    total = weights.sum(-1, keepdim=True)
+    p = weights / torch.where(total > 0, total, torch.ones_like(total))
+    return -torch.special.xlogy(p, p).sum(-1)
+
+
+@torch.no_grad()
+def attention_entropy(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
+    """Attention entropy per layer, head and query position, averaged over the batch: (n_layer, H, T)."""
+    model.eval()
+    _, weights = model(idx.to(_device(model)), return_weights=True, **overrides)
+    return torch.stack([entropy(w).mean(0) for w in weights]).cpu()
+
+
+@torch.no_grad()
+def normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
+    """Z_i per layer, head and query position, averaged over the batch: (n_layer, H, T).
+
+    Z_i = sum_j exp(S_ij) for a softmax model, sum_j relu(S_ij)^2 for a relu^2 model
+    (what relu2_norm divides by, and what relu2 replaces with n)."""
+    model.eval()
+    _, scores = model(idx.to(_device(model)), return_scores=True, **overrides)
+    norm = "softmax" if model.config.norm == "softmax" else "relu2"
+    return torch.stack([row_sums(s, norm=norm).mean(0) for s in scores]).cpu()

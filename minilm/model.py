@@ -1,0 +1,379 @@
+"""The model, in one file: attention, RoPE, the GAU and Transformer blocks, the LM.
+
+Read top to bottom. Every equation a lesson uses is one short function here,
+with the equation in its docstring, written as in the lesson.
+
+Shapes: B batch, H heads, T sequence length, d the width of a query/key,
+e the width of a value. ``i`` indexes queries, ``j`` keys.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from einops import rearrange
+from torch import nn
+
+NORMS = ("softmax", "relu2", "relu2_norm")
+N_MODES = ("length", "row")  # besides a positive int (a fixed n)
+BLOCKS = ("gau", "transformer")
+POSITIONS = ("rope", "nope")
+
+
+# ----------------------------------------------------------------------------
+# Attention: every variant is a choice of how scores become weights.
+# ----------------------------------------------------------------------------
+
+
+def keys_seen(T: int, causal: bool, device=None) -> torch.Tensor:
+    """n_i, the number of keys query i sees: i + 1 when causal, T when not. Shape (T,)."""
+    if causal:
+        return torch.arange(1, T + 1, device=device, dtype=torch.float32)
+    return torch.full((T,), float(T), device=device)
+
+
+def logn_factor(T: int, base: float, causal: bool, device=None) -> torch.Tensor:
+    """Entropy invariance: row i's logits are multiplied by log(n_i) / log(L), L = base. Shape (T,)."""
+    return keys_seen(T, causal, device).log() / math.log(base)
+
+
+def check_attention_setting(norm, n, logn_base):
+    """Raise ValueError unless (norm, n, logn_base) is a valid attention setting."""
+    if norm not in NORMS:
+        raise ValueError(f"unknown attention norm {norm!r}; allowed: {', '.join(map(repr, NORMS))}")
+    if norm == "relu2":
+        fixed_n = isinstance(n, int) and not isinstance(n, bool) and n > 0
+        if not (fixed_n or n in N_MODES):
+            raise ValueError(
+                f"norm='relu2' needs n: a positive int (fixed n), 'length' or 'row'; got n={n!r}"
+            )
+    elif n is not None:
+        raise ValueError(f"n={n!r} only applies to norm='relu2'; norm={norm!r} takes no n")
+    if logn_base is not None and not logn_base > 1:
+        raise ValueError(f"logn_base must be a number > 1 (the training length L); got {logn_base!r}")
+
+
+def _check_attend_args(q, k, v, norm, n, scale, logn_base):
+    check_attention_setting(norm, n, logn_base)
+    if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
+        raise ValueError(
+            "attend expects q, k of shape (B, H, T, d) and v of shape (B, H, T, e); got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+        )
+    if torch.is_tensor(scale) and scale.shape != (q.shape[1],):
+        raise ValueError(
+            f"a tensor scale holds one temperature per head, shape ({q.shape[1]},); got {tuple(scale.shape)}"
+        )
+
+
+def _logit_multiplier(q, scale, logn_base, causal):
+    """Everything that multiplies q k^T row-wise: the temperature (per head) and the log-n factor.
+
+    Returned broadcastable to (B, H, T, 1), or None when it is 1. Folding it into q
+    lets the fused kernel compute the same logits.
+    """
+    multiplier = None
+    if scale is not None:
+        multiplier = scale.view(-1, 1, 1) if torch.is_tensor(scale) else torch.tensor(float(scale))
+        multiplier = multiplier.to(q)
+    if logn_base is not None:
+        logn = logn_factor(q.shape[2], logn_base, causal, q.device).to(q).view(-1, 1)
+        multiplier = logn if multiplier is None else multiplier * logn
+    return multiplier
+
+
+def attention_scores(q, k, *, causal=True, scale=None, logn_base=None) -> torch.Tensor:
+    """Logits S_ij = scale * (log n_i / log L) * q_i . k_j / sqrt(d); invisible keys get -inf.
+
+    ``'b h i d, b h j d -> b h i j'``. Shape (B, H, T, T).
+    """
+    d = q.shape[-1]
+    multiplier = _logit_multiplier(q, scale, logn_base, causal)
+    if multiplier is not None:
+        q = q * multiplier
+    scores = torch.einsum("b h i d, b h j d -> b h i j", q, k) / math.sqrt(d)
+    if causal:
+        T = q.shape[2]
+        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+    return scores
+
+
+def softmax_weights(scores: torch.Tensor) -> torch.Tensor:
+    """a_ij = exp(S_ij) / Z_i,  Z_i = sum_j exp(S_ij)."""
+    return scores.softmax(dim=-1)
+
+
+def relu2_weights(scores: torch.Tensor, n, causal: bool) -> torch.Tensor:
+    """a_ij = relu(S_ij)^2 / n, with n fixed, n = T ('length') or n = n_i ('row')."""
+    T = scores.shape[-1]
+    if n == "length":
+        divisor = float(T)
+    elif n == "row":
+        divisor = keys_seen(T, causal, scores.device).to(scores).view(-1, 1)
+    else:
+        divisor = float(n)
+    return F.relu(scores).square() / divisor
+
+
+def relu2_norm_weights(scores: torch.Tensor) -> torch.Tensor:
+    """a_ij = relu(S_ij)^2 / Z_i,  Z_i = sum_j relu(S_ij)^2; a row with Z_i = 0 gets zero weights."""
+    r = F.relu(scores).square()
+    z = r.sum(dim=-1, keepdim=True)
+    return r / torch.where(z > 0, z, torch.ones_like(z))
+
+
+def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=None) -> torch.Tensor:
+    """Turn logits S into weights A by the chosen normalisation. Masked keys (-inf) get weight 0."""
+    if norm == "softmax":
+        return softmax_weights(scores)
+    if norm == "relu2":
+        return relu2_weights(scores, n, causal)
+    return relu2_norm_weights(scores)
+
+
+def row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
+    """The normaliser Z_i each row would need: sum_j exp(S_ij) for softmax, sum_j relu(S_ij)^2 for relu^2."""
+    if norm == "softmax":
+        return scores.exp().sum(dim=-1)
+    return F.relu(scores).square().sum(dim=-1)
+
+
+def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_base=None,
+           return_weights=False):
+    """out_i = sum_j a_ij v_j, with a = norm(S) and S = scale * (log n_i / log L) * q k^T / sqrt(d).
+
+    norm='softmax':    a_ij = softmax_j(S_ij) over the visible keys
+    norm='relu2':      a_ij = relu(S_ij)^2 / n   (n: a positive int, 'length' = T, or 'row' = n_i)
+    norm='relu2_norm': a_ij = relu(S_ij)^2 / sum_j relu(S_ij)^2
+
+    q, k: (B, H, T, d); v: (B, H, T, e). scale: None, a float, or a (H,) tensor.
+    logn_base: L, or None for no log-n factor. Returns out (B, H, T, e), and with
+    return_weights=True the pair (out, weights (B, H, T, T)).
+    """
+    _check_attend_args(q, k, v, norm, n, scale, logn_base)
+    if norm == "softmax" and not return_weights:
+        # The fused kernel computes softmax(q' k^T / sqrt(d)) v; folding the
+        # multiplier into q' gives exactly the logits above.
+        multiplier = _logit_multiplier(q, scale, logn_base, causal)
+        if multiplier is not None:
+            q = q * multiplier
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    scores = attention_scores(q, k, causal=causal, scale=scale, logn_base=logn_base)
+    weights = attention_weights(scores, norm=norm, causal=causal, n=n)
+    out = torch.einsum("b h i j, b h j e -> b h i e", weights, v)
+    return (out, weights) if return_weights else out
+
+
+# ----------------------------------------------------------------------------
+# Rotary position embedding (RoPE)
+# ----------------------------------------------------------------------------
+
+
+def rope_angles(T: int, dim: int, base: float = 10000.0, device=None) -> torch.Tensor:
+    """theta_{t,i} = t * base^(-2i/dim) for position t and frequency i < dim/2. Shape (T, dim/2)."""
+    inv_freq = base ** (-torch.arange(0, dim, 2, device=device, dtype=torch.float32) / dim)
+    return torch.outer(torch.arange(T, device=device, dtype=torch.float32), inv_freq)
+
+
+def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (x_{2i}, x_{2i+1}) at position t by theta_{t,i}; then q_m . k_n depends on m - n only.
+
+    x: (..., T, dim); angles: (T, dim/2).
+    """
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    cos, sin = angles.cos().to(x), angles.sin().to(x)
+    rotated = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return rotated.flatten(-2)
+
+
+# ----------------------------------------------------------------------------
+# Config and blocks
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class Config:
+    """Everything that decides the architecture. Invalid combinations fail here, at construction."""
+
+    vocab_size: int
+    block: str = "transformer"   # "gau" or "transformer"
+    d_model: int = 64
+    n_layer: int = 2
+    n_head: int = 4              # transformer only; a GAU has one head
+    d_qk: int = 64               # GAU: the shared width s of z, q and k
+    expansion: int = 2           # GAU: e = expansion * d_model; transformer: MLP width factor is 4
+    norm: str = "softmax"        # "softmax", "relu2" or "relu2_norm"
+    n: int | str | None = None   # relu2 only: a positive int, "length" or "row"
+    logn_base: float | None = None
+    pos: str = "rope"            # "rope" or "nope"
+    causal: bool = True
+    max_len: int = 8192          # the longest sequence the model accepts
+    rope_base: float = 10000.0
+
+    def __post_init__(self):
+        def positive_int(name):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+                raise ValueError(f"Config.{name} must be a positive int; got {value!r}")
+
+        for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_qk", "expansion", "max_len"):
+            positive_int(name)
+        if self.block not in BLOCKS:
+            raise ValueError(f"unknown block {self.block!r}; allowed: {', '.join(map(repr, BLOCKS))}")
+        if self.pos not in POSITIONS:
+            raise ValueError(f"unknown pos {self.pos!r}; allowed: {', '.join(map(repr, POSITIONS))}")
+        if self.block == "gau" and self.n_head != 1:
+            raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={self.n_head})")
+        if self.block == "transformer" and self.d_model % self.n_head:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
+        head_dim = self.d_qk if self.block == "gau" else self.d_model // self.n_head
+        if self.pos == "rope" and head_dim % 2:
+            raise ValueError(f"RoPE rotates pairs of dimensions; the query width {head_dim} must be even")
+        check_attention_setting(self.norm, self.n, self.logn_base)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "Config":
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in values.items() if key in known})
+
+
+class GAU(nn.Module):
+    """Gated Attention Unit (FLASH, Hua et al. 2022), one head, pre-norm and residual.
+
+    u = silu(X W_u), v = silu(X W_v)  (width e)
+    z = silu(X W_z)                    (width s)
+    q = gamma_q * z + beta_q,  k = gamma_k * z + beta_k
+    A = relu^2(q k^T / sqrt(s)) / n    (or any norm of attend)
+    O = (u * A v) W_o
+    """
+
+    def __init__(self, config: Config):
+        super().__init__()
+        d, e, s = config.d_model, config.expansion * config.d_model, config.d_qk
+        self.ln = nn.LayerNorm(d)
+        self.to_uv = nn.Linear(d, 2 * e)
+        self.to_z = nn.Linear(d, s)
+        # Scales start near 1: with FLASH's std 0.02 the relu^2 scores start near 0
+        # and the model gets stuck above the bigram loss.
+        self.gamma = nn.Parameter(1 + 0.1 * torch.randn(2, s))
+        self.beta = nn.Parameter(torch.zeros(2, s))
+        self.to_out = nn.Linear(e, d)
+
+    def forward(self, x, attn: dict, angles, inspect=None):
+        h = self.ln(x)
+        u, v = F.silu(self.to_uv(h)).chunk(2, dim=-1)
+        z = F.silu(self.to_z(h))
+        q, k = (z.unsqueeze(-2) * self.gamma + self.beta).unbind(dim=-2)
+        if angles is not None:
+            q, k = apply_rope(q, angles), apply_rope(k, angles)
+        # One head: add H = 1 for attend.
+        q, k, v = (t.unsqueeze(1) for t in (q, k, v))
+        out, extra = _attend_or_inspect(q, k, v, attn, inspect)
+        return x + self.to_out(u * out.squeeze(1)), extra
+
+
+class TransformerBlock(nn.Module):
+    """Pre-norm Transformer block: x + MHA(LN(x)), then x + MLP(LN(x)) with a 4x GELU MLP."""
+
+    def __init__(self, config: Config):
+        super().__init__()
+        d = config.d_model
+        self.n_head = config.n_head
+        self.ln_attn = nn.LayerNorm(d)
+        self.to_qkv = nn.Linear(d, 3 * d)
+        self.to_out = nn.Linear(d, d)
+        self.ln_mlp = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x, attn: dict, angles, inspect=None):
+        qkv = rearrange(self.to_qkv(self.ln_attn(x)), "b t (three h d) -> three b h t d",
+                        three=3, h=self.n_head)
+        q, k, v = qkv.unbind(0)
+        if angles is not None:
+            q, k = apply_rope(q, angles), apply_rope(k, angles)
+        out, extra = _attend_or_inspect(q, k, v, attn, inspect)
+        x = x + self.to_out(rearrange(out, "b h t d -> b t (h d)"))
+        return x + self.mlp(self.ln_mlp(x)), extra
+
+
+def _attend_or_inspect(q, k, v, attn: dict, inspect):
+    """attend(), plus what the caller asked to inspect: 'weights', 'scores' or None."""
+    if inspect == "weights":
+        return attend(q, k, v, **attn, return_weights=True)
+    out = attend(q, k, v, **attn)
+    if inspect == "scores":
+        return out, attention_scores(q, k, causal=attn["causal"], scale=attn["scale"],
+                                     logn_base=attn["logn_base"])
+    return out, None
+
+
+# ----------------------------------------------------------------------------
+# The language model
+# ----------------------------------------------------------------------------
+
+_FROM_CONFIG = object()  # "not given": use the config's value
+
+
+class LM(nn.Module):
+    """A character-level LM: embedding, n_layer blocks, final LayerNorm, tied output head.
+
+    model(idx) -> logits (B, T, vocab_size). The same weights can be evaluated under
+    another attention setting: model(idx, n="length"), model(idx, n=128),
+    model(idx, logn_base=64). ``model.temperature`` (n_layer, n_head) is every
+    layer's ``scale``; it starts at 1 and is frozen unless a caller unfreezes it.
+    """
+
+    def __init__(self, config: Config):
+        super().__init__()
+        self.config = config
+        block = GAU if config.block == "gau" else TransformerBlock
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(block(config) for _ in range(config.n_layer))
+        self.ln_out = nn.LayerNorm(config.d_model)
+        self.temperature = nn.Parameter(torch.ones(config.n_layer, config.n_head), requires_grad=False)
+        nn.init.normal_(self.embed.weight, std=0.02)
+
+    @property
+    def head_dim(self) -> int:
+        c = self.config
+        return c.d_qk if c.block == "gau" else c.d_model // c.n_head
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for name, p in self.named_parameters() if name != "temperature")
+
+    def forward(self, idx, *, n=_FROM_CONFIG, logn_base=_FROM_CONFIG, return_weights=False,
+                return_scores=False):
+        """Logits (B, T, vocab). With return_weights (or return_scores) also a list, one
+        (B, H, T, T) tensor per layer, of attention weights (or logits S)."""
+        c = self.config
+        if return_weights and return_scores:
+            raise ValueError("ask for return_weights or return_scores, not both")
+        if idx.ndim != 2:
+            raise ValueError(f"idx must be a (B, T) LongTensor of token ids; got shape {tuple(idx.shape)}")
+        T = idx.shape[1]
+        if T > c.max_len:
+            raise ValueError(f"sequence length {T} exceeds this model's max_len={c.max_len}")
+        attn = dict(
+            norm=c.norm,
+            causal=c.causal,
+            n=c.n if n is _FROM_CONFIG else n,
+            logn_base=c.logn_base if logn_base is _FROM_CONFIG else logn_base,
+        )
+        inspect = "weights" if return_weights else "scores" if return_scores else None
+        angles = rope_angles(T, self.head_dim, c.rope_base, idx.device) if c.pos == "rope" else None
+        x = self.embed(idx)
+        inspected = []
+        for layer, block in enumerate(self.blocks):
+            x, extra = block(x, {**attn, "scale": self.temperature[layer]}, angles, inspect)
+            inspected.append(extra)
+        logits = self.ln_out(x) @ self.embed.weight.T
+        if return_weights or return_scores:
+            return logits, inspected
+        return logits

@@ -1,0 +1,42 @@
+"""One place for the sizes of every lesson: a CPU profile (what CI runs) and a larger GPU one.
+
+``MINILM_PROFILE=cpu|gpu`` picks one; without it, ``gpu`` when CUDA is present, else ``cpu``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    seeds: tuple           # every claim about training is measured on each of these
+    d_model: int
+    n_layer: int
+    n_head: int            # transformer heads (a GAU has one)
+    d_qk: int              # GAU's shared width s
+    train_len: int         # the pretraining length; evaluation goes to multiples of it
+    batch_size: int
+    steps: int             # a standard pretraining run
+    long_steps: int        # runs that need longer (NoPE comes close to RoPE only after ~2400 steps)
+    eval_batches: int
+
+
+PROFILES = {
+    "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_qk=64, train_len=64,
+                   batch_size=32, steps=600, long_steps=2400, eval_batches=4),
+    "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_qk=128,
+                   train_len=128, batch_size=64, steps=3000, long_steps=8000, eval_batches=16),
+}
+
+
+def profile(name: str | None = None) -> Profile:
+    """The profile named here, or by $MINILM_PROFILE, or the default for this machine."""
+    name = name or os.environ.get("MINILM_PROFILE") or ("gpu" if torch.cuda.is_available() else "cpu")
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {name!r}; allowed: {', '.join(map(repr, PROFILES))}")
+    return PROFILES[name]

@@ -1,0 +1,166 @@
+"""attend() against its formulas, written out directly with loops and plain ops."""
+
+import math
+
+import pytest
+import torch
+
+from minilm import attend
+from minilm.model import attention_scores
+
+B, H, T, D, E = 2, 3, 7, 8, 5
+
+
+def qkv(seed=0, T=T):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(B, H, T, D, generator=g), torch.randn(B, H, T, D, generator=g),
+            torch.randn(B, H, T, E, generator=g))
+
+
+def reference_weights(q, k, *, norm, causal, n=None, scale=1.0, logn_base=None):
+    """The formulas of the lessons, one query row at a time."""
+    Bq, Hq, Tq, d = q.shape
+    weights = torch.zeros(Bq, Hq, Tq, Tq, dtype=torch.float64)
+    q, k = q.double(), k.double()
+    scale = scale if torch.is_tensor(scale) else torch.full((Hq,), float(scale))
+    for b in range(Bq):
+        for h in range(Hq):
+            for i in range(Tq):
+                visible = i + 1 if causal else Tq
+                factor = math.log(visible) / math.log(logn_base) if logn_base else 1.0
+                s = torch.stack([scale[h].double() * factor * (q[b, h, i] @ k[b, h, j]) / math.sqrt(d)
+                                 for j in range(visible)])
+                if norm == "softmax":
+                    row = torch.exp(s) / torch.exp(s).sum()
+                else:
+                    r = torch.clamp(s, min=0) ** 2
+                    if norm == "relu2_norm":
+                        row = r / r.sum() if r.sum() > 0 else r
+                    else:
+                        divisor = {"length": Tq, "row": visible}.get(n, n)
+                        row = r / divisor
+                weights[b, h, i, :visible] = row
+    return weights
+
+
+SETTINGS = [
+    dict(norm="softmax"),
+    dict(norm="softmax", scale=1.7),
+    dict(norm="softmax", logn_base=4),
+    dict(norm="relu2", n=16),
+    dict(norm="relu2", n="length"),
+    dict(norm="relu2", n="row"),
+    dict(norm="relu2", n="row", logn_base=3),
+    dict(norm="relu2_norm"),
+    dict(norm="relu2_norm", scale=0.5),
+]
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(f"{k}={v}" for k, v in s.items()))
+def test_weights_and_output_match_formula(setting, causal):
+    q, k, v = qkv()
+    out, weights = attend(q, k, v, causal=causal, return_weights=True, **setting)
+    expected = reference_weights(q, k, causal=causal, **setting)
+    torch.testing.assert_close(weights.double(), expected, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(out.double(), expected @ v.double(), rtol=1e-4, atol=1e-5)
+
+
+def test_per_head_scale_matches_formula():
+    q, k, v = qkv(1)
+    scale = torch.tensor([0.5, 1.0, 2.5])
+    _, weights = attend(q, k, v, scale=scale, return_weights=True)
+    expected = reference_weights(q, k, norm="softmax", causal=True, scale=scale)
+    torch.testing.assert_close(weights.double(), expected, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("setting", SETTINGS[:1] + SETTINGS[3:4] + SETTINGS[7:8])
+def test_future_keys_get_exactly_zero_weight(setting):
+    q, k, v = qkv(2)
+    _, weights = attend(q, k, v, causal=True, return_weights=True, **setting)
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    assert (weights[..., future] == 0).all()
+
+
+def test_relu2_norm_row_of_nonpositive_scores_is_zero_not_nan():
+    q, _, v = qkv(3)
+    q, k = q.abs(), -q.abs()  # every q_i . k_j <= 0
+    _, weights = attend(q, k, v, norm="relu2_norm", return_weights=True, causal=False)
+    assert not weights.isnan().any()
+    assert (weights == 0).all()
+
+
+@pytest.mark.parametrize("scale", [0.1, 0.7, 3.0, torch.tensor([0.2, 5.0, 1.3])])
+def test_relu2_norm_is_unchanged_by_any_positive_scale(scale):
+    q, k, v = qkv(4)
+    base = attend(q, k, v, norm="relu2_norm")
+    torch.testing.assert_close(attend(q, k, v, norm="relu2_norm", scale=scale), base)
+
+
+def test_softmax_is_changed_by_scale():
+    q, k, v = qkv(4)
+    _, base = attend(q, k, v, return_weights=True)
+    _, sharper = attend(q, k, v, scale=2.0, return_weights=True)
+    assert (sharper - base).abs().max() > 1e-2
+    # a higher temperature factor lowers the entropy of every row with more than one key
+    ent = lambda w: -(torch.special.xlogy(w, w)).sum(-1)
+    assert (ent(sharper)[..., 1:] < ent(base)[..., 1:]).all()
+
+
+@pytest.mark.parametrize("norm,n", [("softmax", None), ("relu2", "length")])
+def test_logn_factor_is_a_no_op_where_n_i_equals_L(norm, n):
+    q, k, v = qkv(5)
+    plain = attend(q, k, v, norm=norm, n=n, causal=False)
+    torch.testing.assert_close(attend(q, k, v, norm=norm, n=n, causal=False, logn_base=T), plain)
+    # causal: only row i = L - 1 sees L keys; the other rows must change
+    L = 4
+    _, w_plain = attend(q, k, v, norm=norm, n=n, return_weights=True)
+    _, w_logn = attend(q, k, v, norm=norm, n=n, logn_base=L, return_weights=True)
+    torch.testing.assert_close(w_logn[..., L - 1, :], w_plain[..., L - 1, :])
+    assert (w_logn[..., L, :] - w_plain[..., L, :]).abs().max() > 1e-4
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("extra", [{}, {"scale": 1.3}, {"logn_base": 5},
+                                   {"scale": torch.tensor([0.5, 1.0, 2.0])}])
+def test_fused_softmax_path_equals_explicit_path(causal, extra):
+    q, k, v = qkv(6)
+    fused = attend(q, k, v, causal=causal, **extra)
+    explicit, _ = attend(q, k, v, causal=causal, return_weights=True, **extra)
+    torch.testing.assert_close(fused, explicit, rtol=1e-5, atol=1e-6)
+
+
+def test_scores_mask_the_future_with_minus_inf():
+    q, k, _ = qkv(7)
+    scores = attention_scores(q, k, causal=True)
+    assert torch.isinf(scores[..., 0, 1:]).all() and torch.isfinite(scores[..., -1, :]).all()
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    (dict(norm="sparsemax"), ["'sparsemax'", "'softmax'", "'relu2'", "'relu2_norm'"]),
+    (dict(norm="relu2"), ["n=None", "positive int", "'length'", "'row'"]),
+    (dict(norm="relu2", n=0), ["n=0", "positive int"]),
+    (dict(norm="relu2", n=-3), ["n=-3"]),
+    (dict(norm="relu2", n=2.5), ["n=2.5"]),
+    (dict(norm="relu2", n=True), ["n=True"]),
+    (dict(norm="relu2", n="sample"), ["n='sample'"]),
+    (dict(norm="softmax", n=64), ["n=64", "relu2"]),
+    (dict(norm="relu2_norm", n="length"), ["n='length'", "relu2"]),
+    (dict(logn_base=1), ["logn_base", "> 1", "got 1"]),
+    (dict(logn_base=0.5), ["logn_base", "got 0.5"]),
+    (dict(scale=torch.ones(2)), ["(3,)", "(2,)"]),
+])
+def test_bad_settings_raise_clear_errors(kwargs, words):
+    q, k, v = qkv()
+    with pytest.raises(ValueError) as info:
+        attend(q, k, v, **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_mismatched_shapes_raise():
+    q, k, v = qkv()
+    with pytest.raises(ValueError, match=r"q \(2, 3, 7, 8\), k \(2, 3, 6, 8\)"):
+        attend(q, k[:, :, :6], v)
+    with pytest.raises(ValueError, match="v of shape"):
+        attend(q, k, v[:, :2])

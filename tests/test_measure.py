@@ -1,0 +1,58 @@
+"""Measurement helpers against hand-computed values."""
+
+import math
+
+import torch
+
+import minilm
+from minilm import bucket_means, default_corpus, entropy
+
+
+def test_entropy_of_uniform_rows_is_log_n_and_of_one_hot_is_zero():
+    uniform = torch.full((3, 8), 1 / 8)
+    torch.testing.assert_close(entropy(uniform), torch.full((3,), math.log(8)))
+    assert entropy(torch.eye(4)).abs().max() == 0
+    assert entropy(torch.zeros(2, 5)).abs().max() == 0  # a row of zeros
+    torch.testing.assert_close(entropy(3 * uniform), entropy(uniform))  # relu2 / n rows: their shape
+
+
+def test_bucket_means_includes_a_partial_last_bucket():
+    torch.testing.assert_close(bucket_means(torch.arange(10.0), 4), torch.tensor([1.5, 5.5, 8.5]))
+
+
+def _tiny(**settings):
+    torch.manual_seed(0)
+    config = minilm.Config(vocab_size=default_corpus().tokenizer.vocab_size, d_model=16, n_layer=2,
+                           n_head=2, **settings)
+    return minilm.LM(config).eval()
+
+
+def test_entropy_and_normalisers_have_one_value_per_layer_head_position():
+    model = _tiny()
+    idx = torch.randint(0, 104, (2, 12))
+    ent = minilm.attention_entropy(model, idx)
+    assert ent.shape == (2, 2, 12)
+    assert ent[:, :, 0].abs().max() < 1e-6          # the first query sees one key
+    assert (ent <= torch.log(torch.arange(1, 13.0)) + 1e-5).all()
+    z = minilm.normalisers(model, idx)
+    _, scores = model(idx, return_scores=True)
+    torch.testing.assert_close(z[0], scores[0].exp().sum(-1).mean(0))
+
+
+def test_normalisers_of_a_relu2_model_sum_relu_squared():
+    model = _tiny(norm="relu2", n="length")
+    idx = torch.randint(0, 104, (2, 12))
+    _, scores = model(idx, return_scores=True)
+    expected = torch.clamp(scores[1], min=0).square().sum(-1).mean(0)
+    torch.testing.assert_close(minilm.normalisers(model, idx)[1], expected)
+
+
+def test_losses_by_length_and_position():
+    model = _tiny()
+    corpus = default_corpus()
+    by_length = minilm.loss_by_length(model, corpus, [16, 32], tokens=512)
+    assert set(by_length) == {16, 32}
+    assert all(abs(v - math.log(104)) < 0.5 for v in by_length.values())  # untrained: near uniform
+    assert minilm.loss_by_position(model, corpus, 24, batch_size=2, n_batches=2).shape == (24,)
+    result = minilm.evaluate(model, corpus, task="mlm", length=16, batch_size=4, n_batches=2)
+    assert 0 <= result["accuracy"] <= 1

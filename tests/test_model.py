@@ -1,0 +1,214 @@
+"""The LM: causality, RoPE, permutation equivariance, overrides, temperature, bad configs."""
+
+import pytest
+import torch
+
+from minilm import LM, Config, apply_rope, rope_angles
+
+VOCAB = 20
+
+
+def tiny(**overrides):
+    settings = dict(vocab_size=VOCAB, block="transformer", d_model=16, n_layer=2, n_head=2, d_qk=8)
+    settings.update(overrides)
+    if settings["block"] == "gau":
+        settings["n_head"] = 1
+    torch.manual_seed(0)
+    return LM(Config(**settings)).eval()
+
+
+def tokens(T=12, B=2, seed=0):
+    return torch.randint(0, VOCAB, (B, T), generator=torch.Generator().manual_seed(seed))
+
+
+MODELS = [
+    dict(block="transformer", pos="rope"),
+    dict(block="transformer", pos="nope"),
+    dict(block="transformer", norm="relu2", n="row"),
+    dict(block="gau", norm="relu2", n=16),
+    dict(block="gau", norm="relu2_norm"),
+    dict(block="gau", norm="softmax", logn_base=8),
+]
+
+
+@pytest.mark.parametrize("settings", MODELS, ids=str)
+def test_causal_model_never_looks_ahead(settings):
+    model = tiny(**settings)
+    idx = tokens()
+    t = 5
+    changed = idx.clone()
+    changed[:, t + 1:] = (changed[:, t + 1:] + 1) % VOCAB
+    with torch.no_grad():
+        before, after = model(idx), model(changed)
+    torch.testing.assert_close(after[:, : t + 1], before[:, : t + 1])
+    assert (after[:, t + 1:] - before[:, t + 1:]).abs().max() > 1e-4
+
+
+def test_bidirectional_model_does_look_ahead():
+    model = tiny(causal=False)
+    idx = tokens()
+    changed = idx.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % VOCAB
+    with torch.no_grad():
+        assert (model(idx)[:, 0] - model(changed)[:, 0]).abs().max() > 1e-5
+
+
+def test_rope_scores_depend_only_on_relative_offset():
+    g = torch.Generator().manual_seed(0)
+    dim, T = 16, 40
+    q, k = torch.randn(dim, generator=g), torch.randn(dim, generator=g)
+    angles = rope_angles(T, dim)
+    rq = apply_rope(q.expand(T, dim), angles)   # q placed at every position
+    rk = apply_rope(k.expand(T, dim), angles)
+    scores = rq @ rk.T                          # scores[m, n] = q at m . k at n
+    for offset in (-7, 0, 3, 11):
+        diagonal = torch.diagonal(scores, offset=offset)
+        torch.testing.assert_close(diagonal, diagonal[0].expand_as(diagonal), rtol=1e-4, atol=1e-4)
+    assert (scores[0, 3] - scores[0, 11]).abs() > 1e-3  # and it does depend on the offset
+
+
+def test_rope_preserves_norms():
+    x = torch.randn(3, 10, 8)
+    torch.testing.assert_close(apply_rope(x, rope_angles(10, 8)).norm(dim=-1), x.norm(dim=-1))
+
+
+@pytest.mark.parametrize("block", ["transformer", "gau"])
+def test_bidirectional_nope_model_is_permutation_equivariant(block):
+    model = tiny(block=block, pos="nope", causal=False)
+    idx = tokens(T=10)
+    perm = torch.randperm(10, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        torch.testing.assert_close(model(idx[:, perm]), model(idx)[:, perm], rtol=1e-4, atol=1e-5)
+
+
+def test_bidirectional_rope_model_is_not_permutation_equivariant():
+    model = tiny(pos="rope", causal=False)
+    idx = tokens(T=10)
+    perm = torch.randperm(10, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        assert (model(idx[:, perm]) - model(idx)[:, perm]).abs().max() > 1e-4
+
+
+def test_n_override_takes_effect_and_leaves_the_model_unchanged():
+    model = tiny(block="gau", norm="relu2", n=16)
+    idx = tokens(T=8)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        default = model(idx)
+        torch.testing.assert_close(model(idx, n=16), default)
+        by_length = model(idx, n="length")
+        by_row = model(idx, n="row")
+        fixed_128 = model(idx, n=128)
+    assert (by_length - default).abs().max() > 1e-3
+    assert (by_row - by_length).abs().max() > 1e-3
+    assert (fixed_128 - default).abs().max() > 1e-3
+    assert model.config.n == 16
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, state[name]), name
+    torch.testing.assert_close(model(idx), default)
+
+
+def test_logn_override_takes_effect_and_can_be_turned_off():
+    model = tiny(norm="softmax", logn_base=8)
+    idx = tokens(T=12)
+    with torch.no_grad():
+        default = model(idx)
+        torch.testing.assert_close(model(idx, logn_base=8), default)
+        off = model(idx, logn_base=None)
+        other = model(idx, logn_base=64)
+    assert (off - default).abs().max() > 1e-4 and (other - default).abs().max() > 1e-4
+    assert model.config.logn_base == 8
+
+
+def test_override_with_an_invalid_value_raises():
+    with pytest.raises(ValueError, match="n=64 only applies to norm='relu2'"):
+        tiny()(tokens(), n=64)
+    with pytest.raises(ValueError, match="n=0"):
+        tiny(block="gau", norm="relu2", n=16)(tokens(), n=0)
+
+
+def test_temperature_is_a_frozen_per_layer_per_head_scale():
+    model = tiny(n_layer=3, n_head=2)
+    assert model.temperature.shape == (3, 2)
+    assert not model.temperature.requires_grad
+    assert torch.equal(model.temperature, torch.ones(3, 2))
+    assert "temperature" in model.state_dict()
+    idx = tokens()
+    with torch.no_grad():
+        before = model(idx)
+        model.temperature.fill_(1.5)
+        assert (model(idx) - before).abs().max() > 1e-4
+
+
+def test_temperature_does_nothing_to_normalised_relu2():
+    model = tiny(block="gau", norm="relu2_norm")
+    idx = tokens()
+    with torch.no_grad():
+        before = model(idx)
+        model.temperature.fill_(3.0)
+        torch.testing.assert_close(model(idx), before)
+
+
+def test_head_scaling_trains_only_the_temperature():
+    model = tiny()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.temperature.requires_grad_(True)
+    from minilm import lm_loss
+    idx = tokens()
+    lm_loss(model(idx[:, :-1]), idx[:, 1:]).backward()
+    assert model.temperature.grad is not None and model.temperature.grad.abs().sum() > 0
+    assert all(p.grad is None for name, p in model.named_parameters() if name != "temperature")
+
+
+@pytest.mark.parametrize("block", ["transformer", "gau"])
+def test_attention_weights_and_scores_of_every_layer(block):
+    model = tiny(block=block, n_layer=3)
+    idx = tokens(T=9)
+    H = 1 if block == "gau" else 2
+    with torch.no_grad():
+        logits, weights = model(idx, return_weights=True)
+        _, scores = model(idx, return_scores=True)
+        torch.testing.assert_close(logits, model(idx))
+    assert len(weights) == len(scores) == 3
+    for w, s in zip(weights, scores):
+        assert w.shape == s.shape == (2, H, 9, 9)
+        torch.testing.assert_close(w.sum(-1), torch.ones(2, H, 9))
+        torch.testing.assert_close(s.softmax(-1), w)
+
+
+def test_logits_shape():
+    assert tiny(block="gau", norm="relu2", n=16)(tokens(T=5, B=3)).shape == (3, 5, VOCAB)
+
+
+def test_sequence_longer_than_max_len_raises():
+    model = tiny(max_len=10)
+    model(tokens(T=10))
+    with pytest.raises(ValueError, match="sequence length 11 exceeds this model's max_len=10"):
+        model(tokens(T=11))
+
+
+@pytest.mark.parametrize("settings,message", [
+    (dict(block="mamba"), "unknown block 'mamba'"),
+    (dict(pos="alibi"), "unknown pos 'alibi'"),
+    (dict(block="gau", n_head=4), "single head"),
+    (dict(d_model=15, n_head=2), "not divisible"),
+    (dict(norm="relu"), "unknown attention norm 'relu'"),
+    (dict(norm="relu2"), "n=None"),
+    (dict(norm="relu2", n=0), "n=0"),
+    (dict(norm="softmax", n="length"), "only applies to norm='relu2'"),
+    (dict(logn_base=1), "logn_base"),
+    (dict(d_model=0), "d_model must be a positive int; got 0"),
+    (dict(vocab_size=2.5), "vocab_size must be a positive int; got 2.5"),
+    (dict(block="gau", n_head=1, d_qk=7), "must be even"),
+])
+def test_invalid_config_fails_at_construction(settings, message):
+    values = dict(vocab_size=VOCAB, d_model=16, n_head=2)
+    values.update(settings)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        Config(**values)
+
+
+def test_config_round_trips_through_a_dict():
+    config = Config(vocab_size=VOCAB, block="gau", n_head=1, norm="relu2", n="length")
+    assert Config.from_dict(config.to_dict()) == config
