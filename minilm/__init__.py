@@ -9,12 +9,14 @@ from .data import (  # noqa: E402
     Corpus, CharTokenizer, batches, causal_batch, default_corpus, mlm_batch, passkey_prompt,
 )
 from .measure import (  # noqa: E402
-    attention_entropy, bucket_means, entropy, evaluate, loss_by_length, loss_by_position, normalisers,
+    attention_entropy, bucket_means, entropy, evaluate, loss_by_length, loss_by_position, ngram_baselines,
+    normalisers,
     token_losses,
 )
 from .model import (  # noqa: E402
     LM, Config, apply_rope, attend, attention_scores, attention_weights, logn_factor, rope_angles,
     row_sums,
 )
+from .checks import cmp  # noqa: E402
 from .profiles import Profile, profile  # noqa: E402
 from .training import Recipe, generate, lm_loss, pick_device, pretrained, train  # noqa: E402

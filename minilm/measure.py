@@ -108,3 +108,21 @@ def normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     _, scores = model(idx.to(_device(model)), return_scores=True, **overrides)
     norm = "softmax" if model.config.norm == "softmax" else "relu2"
     return torch.stack([row_sums(s, norm=norm).mean(0) for s in scores]).cpu()
+
+
+def ngram_baselines(corpus: Corpus, smoothing: float = 0.01) -> dict:
+    """Validation loss (nats) of a unigram and a bigram model counted on the training split.
+
+    What a model must beat to have learned more than letter frequencies (unigram) or
+    which letter follows which (bigram). Counts get ``smoothing`` added so no probability is 0.
+    """
+    V = corpus.tokenizer.vocab_size
+    train, val = corpus.train, corpus.val
+    unigram = torch.bincount(train, minlength=V).double() + smoothing
+    bigram = torch.zeros(V, V, dtype=torch.float64)
+    bigram.index_put_((train[:-1], train[1:]), torch.ones(len(train) - 1, dtype=torch.float64),
+                      accumulate=True)
+    bigram += smoothing
+    unigram_nll = -(unigram / unigram.sum()).log()[val].mean().item()
+    bigram_nll = -(bigram / bigram.sum(1, keepdim=True)).log()[val[:-1], val[1:]].mean().item()
+    return {"unigram": unigram_nll, "bigram": bigram_nll}

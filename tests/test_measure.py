@@ -56,3 +56,15 @@ def test_losses_by_length_and_position():
     assert minilm.loss_by_position(model, corpus, 24, batch_size=2, n_batches=2).shape == (24,)
     result = minilm.evaluate(model, corpus, task="mlm", length=16, batch_size=4, n_batches=2)
     assert 0 <= result["accuracy"] <= 1
+
+
+def test_ngram_baselines_of_the_default_corpus_match_the_course_numbers():
+    baselines = minilm.ngram_baselines(default_corpus())
+    assert abs(baselines["unigram"] - 3.24) < 0.01 and abs(baselines["bigram"] - 2.32) < 0.01
+
+
+def test_ngram_baselines_of_a_deterministic_text_are_near_zero_for_the_bigram(tmp_path):
+    path = tmp_path / "abc.txt"
+    path.write_text("abc" * 400)
+    baselines = minilm.ngram_baselines(minilm.Corpus.from_file(path))
+    assert baselines["bigram"] < 0.01 and abs(baselines["unigram"] - math.log(3)) < 0.01

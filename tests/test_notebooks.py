@@ -1,0 +1,32 @@
+"""Stored notebooks agree with their jupytext sources and hold a clean, real run."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from notebooks import SOURCES, notebook_path, out_of_sync  # noqa: E402
+
+LESSON_SOURCES = sorted(SOURCES.glob("*.py"))
+MACHINE_PATH = re.compile(r"(/root/|/home/[^/\s]+/|/tmp/|site-packages/)")
+
+
+@pytest.mark.parametrize("source", LESSON_SOURCES, ids=lambda p: p.stem)
+def test_notebook_agrees_with_its_source(source):
+    assert out_of_sync(source) is None, out_of_sync(source)
+
+
+@pytest.mark.parametrize("source", LESSON_SOURCES, ids=lambda p: p.stem)
+def test_notebook_is_stored_with_a_clean_run_in_order(source):
+    notebook = json.loads(notebook_path(source).read_text())
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    counts = [c["execution_count"] for c in code]
+    assert None not in counts and counts == sorted(counts), "execute top to bottom before committing"
+    for cell in code:
+        for output in cell["outputs"]:
+            assert output["output_type"] != "error", cell["source"]
+            assert not MACHINE_PATH.search(json.dumps(output)), "an output shows a machine path"

@@ -1,0 +1,101 @@
+"""Lessons are written as jupytext percent scripts in ``lessons/src/`` (one source of truth)
+and built into executed notebooks in ``lessons/``.
+
+    python tools/notebooks.py build lessons/src/01_gau.py   # convert, execute, save lessons/01_gau.ipynb
+    python tools/notebooks.py build --all                   # every lesson, in order
+    python tools/notebooks.py check                         # every notebook agrees with its source
+
+A notebook is built with MINILM_PROFILE=cpu so that what is stored is what CI runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "lessons" / "src"
+
+
+def notebook_path(source: Path) -> Path:
+    return source.parent.parent / f"{source.stem}.ipynb"
+
+
+def cells_of(notebook) -> list[tuple[str, str]]:
+    return [(cell.cell_type, cell.source.strip()) for cell in notebook.cells]
+
+
+def out_of_sync(source: Path) -> str | None:
+    """Why the stored notebook does not match its source, or None when it does."""
+    target = notebook_path(source)
+    if not target.exists():
+        return f"{target.name} is missing; build it from {source.name}"
+    if cells_of(jupytext.read(source)) != cells_of(nbformat.read(target, as_version=4)):
+        return f"{target.name} differs from {source.name}; rebuild it"
+    return None
+
+
+def tidy_outputs(notebook) -> None:
+    """Merge consecutive stream outputs and keep only the last state of each progress-bar line,
+    as a notebook front end shows it (a bar redraws itself with carriage returns)."""
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        merged = []
+        for output in cell.outputs:
+            if (output.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                    and merged[-1].name == output.name):
+                merged[-1].text += output.text
+            else:
+                merged.append(output)
+        for output in merged:
+            if output.output_type == "stream":
+                output.text = "\n".join(line.rsplit("\r", 1)[-1] for line in output.text.split("\n"))
+        cell.outputs = [o for o in merged if o.output_type != "stream" or o.text.strip()]
+
+
+def build(source: Path) -> float:
+    """Convert, execute top to bottom in the notebook's folder, save with outputs. Returns seconds."""
+    from nbclient import NotebookClient
+
+    notebook = jupytext.read(source)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata.pop("jupytext", None)
+    target = notebook_path(source)
+    os.environ["MINILM_PROFILE"] = "cpu"
+    start = time.time()
+    NotebookClient(notebook, timeout=1800, kernel_name="python3",
+                   resources={"metadata": {"path": str(target.parent)}}).execute()
+    seconds = time.time() - start
+    tidy_outputs(notebook)
+    nbformat.write(notebook, target)
+    return seconds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    build_parser = sub.add_parser("build")
+    build_parser.add_argument("sources", nargs="*", type=Path)
+    build_parser.add_argument("--all", action="store_true")
+    sub.add_parser("check")
+    args = parser.parse_args(argv)
+
+    if args.command == "check":
+        problems = [p for p in map(out_of_sync, sorted(SOURCES.glob("*.py"))) if p]
+        print("\n".join(problems) or "every notebook agrees with its source")
+        return 1 if problems else 0
+    sources = sorted(SOURCES.glob("*.py")) if args.all else args.sources
+    for source in sources:
+        print(f"{source.name}: executed in {build(source.resolve()):.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
