@@ -9,7 +9,7 @@ from .data import (  # noqa: E402
     Corpus, CharTokenizer, batches, causal_batch, default_corpus, mlm_batch, passkey_prompt,
 )
 from .measure import (  # noqa: E402
-    attention_entropy, bucket_means, entropy, evaluate, loss_by_length, loss_by_position, ngram_baselines,
+    attention_entropy, bucket_means, entropy, eval_batches, evaluate, loss_by_length, loss_by_position, ngram_baselines,
     normalisers,
     token_losses,
 )
