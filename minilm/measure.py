@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from .data import IGNORE_INDEX, Corpus, batches
-from .model import row_sums
+from .model import log_row_sums
 
 EVAL_SEED = 1234
 
@@ -99,15 +99,16 @@ def attention_entropy(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
 
 
 @torch.no_grad()
-def normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
-    """Z_i per layer, head and query position, averaged over the batch: (n_layer, H, T).
+def log_normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
+    """log Z_i per layer, head and query position, averaged over the batch: (n_layer, H, T).
 
     Z_i = sum_j exp(S_ij) for a softmax model, sum_j relu(S_ij)^2 for a relu^2 model
-    (what relu2_norm divides by, and what relu2 replaces with n)."""
+    (what relu2_norm divides by, and what relu2 replaces with n). Averaging log Z (not Z)
+    keeps a few rows with huge logits from dominating."""
     model.eval()
     _, scores = model(idx.to(_device(model)), return_scores=True, **overrides)
     norm = "softmax" if model.config.norm == "softmax" else "relu2"
-    return torch.stack([row_sums(s, norm=norm).mean(0) for s in scores]).cpu()
+    return torch.stack([log_row_sums(s, norm=norm).mean(0) for s in scores]).cpu()
 
 
 def ngram_baselines(corpus: Corpus, smoothing: float = 0.01) -> dict:
@@ -126,3 +127,13 @@ def ngram_baselines(corpus: Corpus, smoothing: float = 0.01) -> dict:
     unigram_nll = -(unigram / unigram.sum()).log()[val].mean().item()
     bigram_nll = -(bigram / bigram.sum(1, keepdim=True)).log()[val[:-1], val[1:]].mean().item()
     return {"unigram": unigram_nll, "bigram": bigram_nll}
+
+
+def growth_exponent(ns, values) -> float:
+    """b in value ~ a * n^b, by a least-squares line through (log n, log value).
+
+    b = 1: grows like n (O(n)); b = 0: does not grow (O(1))."""
+    x = torch.log(torch.as_tensor(ns, dtype=torch.float64))
+    y = torch.log(torch.as_tensor(values, dtype=torch.float64))
+    x, y = x - x.mean(), y - y.mean()
+    return float((x * y).sum() / (x * x).sum())

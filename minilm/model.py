@@ -135,11 +135,13 @@ def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=No
     return relu2_norm_weights(scores)
 
 
-def row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
-    """The normaliser Z_i each row would need: sum_j exp(S_ij) for softmax, sum_j relu(S_ij)^2 for relu^2."""
+def log_row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
+    """log Z_i, the log of the normaliser each row would need: Z_i = sum_j exp(S_ij) for softmax
+    (computed as a logsumexp, so large logits do not overflow), Z_i = sum_j relu(S_ij)^2 for relu^2
+    (-inf for a row of zeros)."""
     if norm == "softmax":
-        return scores.exp().sum(dim=-1)
-    return F.relu(scores).square().sum(dim=-1)
+        return scores.logsumexp(dim=-1)
+    return F.relu(scores).square().sum(dim=-1).log()
 
 
 def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_base=None,

@@ -110,6 +110,14 @@ def _state_fingerprint(model) -> str:
     return digest.hexdigest()[:16]
 
 
+def _code_fingerprint() -> str:
+    """A hash of the library files that decide trained weights: any edit to them retires old caches."""
+    digest = hashlib.sha256()
+    for name in ("model.py", "data.py", "training.py"):
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict:
     """Everything that decides the trained weights, as a JSON-able dict."""
     return {
@@ -118,6 +126,7 @@ def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict
         "corpus": corpus.fingerprint,
         "init": None if init is None else _state_fingerprint(init),
         "minilm": __version__,
+        "code": _code_fingerprint(),
         "torch": torch.__version__.split("+")[0],
     }
 

@@ -34,17 +34,17 @@ def test_entropy_and_normalisers_have_one_value_per_layer_head_position():
     assert ent.shape == (2, 2, 12)
     assert ent[:, :, 0].abs().max() < 1e-6          # the first query sees one key
     assert (ent <= torch.log(torch.arange(1, 13.0)) + 1e-5).all()
-    z = minilm.normalisers(model, idx)
+    log_z = minilm.log_normalisers(model, idx)
     _, scores = model(idx, return_scores=True)
-    torch.testing.assert_close(z[0], scores[0].exp().sum(-1).mean(0))
+    torch.testing.assert_close(log_z[0], scores[0].exp().sum(-1).log().mean(0))
 
 
 def test_normalisers_of_a_relu2_model_sum_relu_squared():
     model = _tiny(norm="relu2", n="length")
     idx = torch.randint(0, 104, (2, 12))
     _, scores = model(idx, return_scores=True)
-    expected = torch.clamp(scores[1], min=0).square().sum(-1).mean(0)
-    torch.testing.assert_close(minilm.normalisers(model, idx)[1], expected)
+    expected = torch.clamp(scores[1], min=0).square().sum(-1).log().mean(0)
+    torch.testing.assert_close(minilm.log_normalisers(model, idx)[1], expected)
 
 
 def test_losses_by_length_and_position():
@@ -68,3 +68,10 @@ def test_ngram_baselines_of_a_deterministic_text_are_near_zero_for_the_bigram(tm
     path.write_text("abc" * 400)
     baselines = minilm.ngram_baselines(minilm.Corpus.from_file(path))
     assert baselines["bigram"] < 0.01 and abs(baselines["unigram"] - math.log(3)) < 0.01
+
+
+def test_growth_exponent_recovers_powers():
+    ns = [8, 16, 32, 64, 128]
+    assert abs(minilm.growth_exponent(ns, [3 * n for n in ns]) - 1) < 1e-9
+    assert abs(minilm.growth_exponent(ns, [5.0] * 5)) < 1e-9
+    assert abs(minilm.growth_exponent(ns, [n ** 0.5 for n in ns]) - 0.5) < 1e-9
