@@ -119,8 +119,9 @@ def _code_fingerprint() -> str:
 
 
 def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict:
-    """Everything that decides the trained weights, as a JSON-able dict."""
-    return {
+    """Everything that decides the trained weights, as a JSON-able dict (exactly as stored:
+    tuples become lists, so a key read back from a checkpoint compares equal)."""
+    return json.loads(json.dumps({
         "config": config.to_dict(),
         "recipe": asdict(recipe),
         "corpus": corpus.fingerprint,
@@ -128,7 +129,7 @@ def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict
         "minilm": __version__,
         "code": _code_fingerprint(),
         "torch": torch.__version__.split("+")[0],
-    }
+    }))
 
 
 def cache_dir() -> Path:
@@ -163,7 +164,7 @@ def _load_cached(path: Path, key: dict):
     except Exception as error:  # a truncated or foreign file: never use it
         warnings.warn(f"ignoring unreadable cache file {path.name} ({type(error).__name__}); retraining")
         return None
-    if not isinstance(payload, dict) or payload.get("key") != json.loads(json.dumps(key)):
+    if not isinstance(payload, dict) or payload.get("key") != key:
         warnings.warn(f"cache file {path.name} was made for another key; retraining")
         return None
     return payload

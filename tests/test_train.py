@@ -53,6 +53,13 @@ def test_cache_hit_loads_the_same_weights_without_training(monkeypatch):
         assert torch.equal(a, b), name
 
 
+def test_a_mixed_length_recipe_hits_the_cache(monkeypatch):
+    mixed = Recipe(steps=3, batch_size=4, length=None, lengths=(8, 16), warmup=1)
+    pretrained(gau(), mixed, progress=False)
+    monkeypatch.setattr(minilm.training, "train", lambda *a, **k: pytest.fail("trained again"))
+    pretrained(gau(), mixed, progress=False)
+
+
 @pytest.mark.parametrize("change", [
     dict(config=gau(n="length")), dict(config=gau(d_model=16)), dict(recipe=Recipe(steps=6)),
     dict(recipe=Recipe(seed=1)), dict(recipe=Recipe(lr=1e-3)),
