@@ -5,18 +5,17 @@
 
 __version__ = "0.1.0"
 
+from .checks import cmp  # noqa: E402
 from .data import (  # noqa: E402
-    Corpus, CharTokenizer, batches, causal_batch, default_corpus, mlm_batch, passkey_prompt,
+    CharTokenizer, Corpus, batches, causal_batch, default_corpus, mlm_batch, passkey_prompt,
 )
 from .measure import (  # noqa: E402
-    attention_entropy, bucket_means, entropy, eval_batches, evaluate, growth_exponent, loss_by_length, loss_by_position, ngram_baselines,
-    log_normalisers,
-    token_losses,
+    attention_entropy, bucket_means, entropy, eval_batches, evaluate, growth_exponent,
+    log_normalisers, loss_by_length, loss_by_position, ngram_baselines, passkey_accuracy, token_losses,
 )
 from .model import (  # noqa: E402
-    LM, Config, apply_rope, attend, attention_scores, attention_weights, logn_factor, rope_angles,
-    log_row_sums,
+    LM, Config, RopeScaling, apply_rope, attend, attention_scores, attention_weights, log_row_sums,
+    logn_factor, rope_angles, rope_frequencies, yarn_logit_scale,
 )
-from .checks import cmp  # noqa: E402
 from .profiles import Profile, profile  # noqa: E402
 from .training import Recipe, generate, lm_loss, pick_device, pretrained, train  # noqa: E402

@@ -137,3 +137,29 @@ def growth_exponent(ns, values) -> float:
     y = torch.log(torch.as_tensor(values, dtype=torch.float64))
     x, y = x - x.mean(), y - y.mean()
     return float((x * y).sum() / (x * x).sum())
+
+
+@torch.no_grad()
+def passkey_accuracy(model, tokenizer, lengths, depths, *, trials: int = 8, seed: int = 0,
+                     **overrides) -> torch.Tensor:
+    """Exact-match passkey retrieval, shape (len(lengths), len(depths)).
+
+    For each (length, depth): ``trials`` prompts with random 5-digit keys (see
+    data.passkey_prompt); the model decodes greedily as many characters as the key has,
+    and a trial counts when they are exactly the key."""
+    from .data import passkey_prompt
+
+    model.eval()
+    generator = torch.Generator().manual_seed(seed)
+    result = torch.zeros(len(lengths), len(depths))
+    for a, length in enumerate(lengths):
+        for b, depth in enumerate(depths):
+            keys = torch.randint(10000, 100000, (trials,), generator=generator).tolist()
+            prompts = [passkey_prompt(length, depth, key) for key in keys]
+            idx = torch.stack([tokenizer.encode(text) for text, _ in prompts]).to(_device(model))
+            for _ in range(5):
+                next_ids = model(idx, **overrides)[:, -1].argmax(-1, keepdim=True)
+                idx = torch.cat([idx, next_ids], dim=1)
+            answers = [tokenizer.decode(row[-5:]) for row in idx.cpu()]
+            result[a, b] = sum(ans == key for ans, (_, key) in zip(answers, prompts)) / trials
+    return result

@@ -21,6 +21,7 @@ NORMS = ("softmax", "relu2", "relu2_norm")
 N_MODES = ("length", "row")  # besides a positive int (a fixed n)
 BLOCKS = ("gau", "transformer")
 POSITIONS = ("rope", "nope")
+ROPE_SCALINGS = ("pi", "ntk", "yarn")
 
 
 # ----------------------------------------------------------------------------
@@ -52,7 +53,8 @@ def check_attention_setting(norm, n, logn_base):
             )
     elif n is not None:
         raise ValueError(f"n={n!r} only applies to norm='relu2'; norm={norm!r} takes no n")
-    if logn_base is not None and not logn_base > 1:
+    if logn_base is not None and not (isinstance(logn_base, (int, float)) and not isinstance(logn_base, bool)
+                                      and logn_base > 1):
         raise ValueError(f"logn_base must be a number > 1 (the training length L); got {logn_base!r}")
 
 
@@ -175,10 +177,60 @@ def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_bas
 # ----------------------------------------------------------------------------
 
 
-def rope_angles(T: int, dim: int, base: float = 10000.0, device=None) -> torch.Tensor:
-    """theta_{t,i} = t * base^(-2i/dim) for position t and frequency i < dim/2. Shape (T, dim/2)."""
-    inv_freq = base ** (-torch.arange(0, dim, 2, device=device, dtype=torch.float32) / dim)
-    return torch.outer(torch.arange(T, device=device, dtype=torch.float32), inv_freq)
+@dataclass(frozen=True)
+class RopeScaling:
+    """Run RoPE at ``factor`` s = (target length) / ``train_len``, by one of three rules.
+
+    'pi'   position interpolation: positions t -> t / s, i.e. every theta_i -> theta_i / s
+    'ntk'  NTK-aware: base -> base * s^(dim / (dim - 2)); the fastest frequency is unchanged,
+           the slowest is divided by exactly s
+    'yarn' YaRN: frequency i turns r_i = L / (2 pi / theta_i) times over the training length L;
+           gamma_i = clamp((r_i - 1) / (32 - 1), 0, 1), theta_i -> (1 - gamma_i) theta_i / s + gamma_i theta_i
+           (fast frequencies kept, slow ones interpolated), and the logits are multiplied by
+           (0.1 ln s + 1)^2 (see yarn_logit_scale)
+    """
+
+    kind: str
+    factor: float
+    train_len: int
+
+    def __post_init__(self):
+        if self.kind not in ROPE_SCALINGS:
+            raise ValueError(f"unknown RoPE scaling {self.kind!r}; allowed: {', '.join(map(repr, ROPE_SCALINGS))}")
+        if not (isinstance(self.factor, (int, float)) and not isinstance(self.factor, bool) and self.factor >= 1):
+            raise ValueError(f"RoPE scaling factor must be a number >= 1 (target / training length); got {self.factor!r}")
+        if not (isinstance(self.train_len, int) and not isinstance(self.train_len, bool) and self.train_len > 0):
+            raise ValueError(f"RoPE scaling train_len must be a positive int; got {self.train_len!r}")
+
+
+YARN_ALPHA, YARN_BETA = 1.0, 32.0  # YaRN's ramp: below 1 turn interpolate fully, above 32 keep
+
+
+def rope_frequencies(dim: int, base: float = 10000.0, scaling: RopeScaling | None = None, device=None):
+    """theta_i = base^(-2i/dim), i < dim/2, changed by ``scaling`` (see RopeScaling). Shape (dim/2,)."""
+    exponents = torch.arange(0, dim, 2, device=device, dtype=torch.float32) / dim
+    if scaling is None:
+        return base ** -exponents
+    s = scaling.factor
+    if scaling.kind == "ntk":
+        return (base * s ** (dim / (dim - 2))) ** -exponents
+    theta = base ** -exponents
+    if scaling.kind == "pi":
+        return theta / s
+    turns = scaling.train_len * theta / (2 * math.pi)
+    gamma = ((turns - YARN_ALPHA) / (YARN_BETA - YARN_ALPHA)).clamp(0, 1)
+    return (1 - gamma) * theta / s + gamma * theta
+
+
+def yarn_logit_scale(factor: float) -> float:
+    """YaRN's attention temperature: logits x (0.1 ln s + 1)^2."""
+    return (0.1 * math.log(factor) + 1) ** 2
+
+
+def rope_angles(T: int, dim: int, base: float = 10000.0, device=None, scaling: RopeScaling | None = None):
+    """theta_{t,i} = t * theta_i for position t and frequency i < dim/2. Shape (T, dim/2)."""
+    positions = torch.arange(T, device=device, dtype=torch.float32)
+    return torch.outer(positions, rope_frequencies(dim, base, scaling, device))
 
 
 def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
@@ -215,6 +267,8 @@ class Config:
     causal: bool = True
     max_len: int = 8192          # the longest sequence the model accepts
     rope_base: float = 10000.0
+    rope_scaling: RopeScaling | None = None  # PI, NTK or YaRN, to run RoPE past its training length
+    learn_temperature: bool = False  # train model.temperature with the rest (with logn_base: Scalable-Softmax)
 
     def __post_init__(self):
         def positive_int(name):
@@ -236,6 +290,10 @@ class Config:
         if self.pos == "rope" and head_dim % 2:
             raise ValueError(f"RoPE rotates pairs of dimensions; the query width {head_dim} must be even")
         check_attention_setting(self.norm, self.n, self.logn_base)
+        if isinstance(self.rope_scaling, dict):  # as read back from to_dict()
+            self.rope_scaling = RopeScaling(**self.rope_scaling)
+        if self.rope_scaling is not None and self.pos != "rope":
+            raise ValueError(f"rope_scaling={self.rope_scaling} needs pos='rope'; got pos={self.pos!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -339,7 +397,8 @@ class LM(nn.Module):
         self.embed = nn.Embedding(config.vocab_size, config.d_model)
         self.blocks = nn.ModuleList(block(config) for _ in range(config.n_layer))
         self.ln_out = nn.LayerNorm(config.d_model)
-        self.temperature = nn.Parameter(torch.ones(config.n_layer, config.n_head), requires_grad=False)
+        self.temperature = nn.Parameter(torch.ones(config.n_layer, config.n_head),
+                                        requires_grad=config.learn_temperature)
         nn.init.normal_(self.embed.weight, std=0.02)
 
     @property
@@ -350,10 +409,13 @@ class LM(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for name, p in self.named_parameters() if name != "temperature")
 
-    def forward(self, idx, *, n=_FROM_CONFIG, logn_base=_FROM_CONFIG, return_weights=False,
-                return_scores=False):
+    def forward(self, idx, *, n=_FROM_CONFIG, logn_base=_FROM_CONFIG, rope_scaling=_FROM_CONFIG,
+                return_weights=False, return_scores=False):
         """Logits (B, T, vocab). With return_weights (or return_scores) also a list, one
-        (B, H, T, T) tensor per layer, of attention weights (or logits S)."""
+        (B, H, T, T) tensor per layer, of attention weights (or logits S).
+
+        n, logn_base, rope_scaling: evaluate these weights under another setting (None turns
+        logn_base or rope_scaling off)."""
         c = self.config
         if return_weights and return_scores:
             raise ValueError("ask for return_weights or return_scores, not both")
@@ -369,11 +431,19 @@ class LM(nn.Module):
             logn_base=c.logn_base if logn_base is _FROM_CONFIG else logn_base,
         )
         inspect = "weights" if return_weights else "scores" if return_scores else None
-        angles = rope_angles(T, self.head_dim, c.rope_base, idx.device) if c.pos == "rope" else None
+        scaling = c.rope_scaling if rope_scaling is _FROM_CONFIG else rope_scaling
+        if scaling is not None and c.pos != "rope":
+            raise ValueError(f"rope_scaling={scaling} needs a RoPE model; this one has pos={c.pos!r}")
+        angles = None
+        temperature = self.temperature
+        if c.pos == "rope":
+            angles = rope_angles(T, self.head_dim, c.rope_base, idx.device, scaling)
+            if scaling is not None and scaling.kind == "yarn":
+                temperature = temperature * yarn_logit_scale(scaling.factor)
         x = self.embed(idx)
         inspected = []
         for layer, block in enumerate(self.blocks):
-            x, extra = block(x, {**attn, "scale": self.temperature[layer]}, angles, inspect)
+            x, extra = block(x, {**attn, "scale": temperature[layer]}, angles, inspect)
             inspected.append(extra)
         logits = self.ln_out(x) @ self.embed.weight.T
         if return_weights or return_scores:

@@ -55,11 +55,16 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     ``after_step(model)`` runs after every optimiser step (head-based scaling clamps
     its temperatures there). Returns the training loss of every step.
     """
-    params = [p for p in model.parameters() if p.requires_grad]
-    if not params:
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    if not trainable:
         raise ValueError("the model has no parameter that requires grad; nothing to train")
+    params = [p for _, p in trainable]
+    # Temperatures are never decayed: decay would pull them toward 0, i.e. toward uniform attention.
+    groups = [{"params": [p for name, p in trainable if name != "temperature"]},
+              {"params": [p for name, p in trainable if name == "temperature"], "weight_decay": 0.0}]
     device = next(model.parameters()).device
-    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=lr, weight_decay=weight_decay,
+                                  betas=(0.9, 0.95))
     history = []
     model.train()
     bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=0.5)
@@ -118,6 +123,9 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+CODE_FINGERPRINT = _code_fingerprint()  # of the code this process imported, not of later edits
+
+
 def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict:
     """Everything that decides the trained weights, as a JSON-able dict (exactly as stored:
     tuples become lists, so a key read back from a checkpoint compares equal)."""
@@ -127,7 +135,7 @@ def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict
         "corpus": corpus.fingerprint,
         "init": None if init is None else _state_fingerprint(init),
         "minilm": __version__,
-        "code": _code_fingerprint(),
+        "code": CODE_FINGERPRINT,
         "torch": torch.__version__.split("+")[0],
     }))
 

@@ -1,5 +1,7 @@
 """The LM: causality, RoPE, permutation equivariance, overrides, temperature, bad configs."""
 
+import math
+
 import pytest
 import torch
 
@@ -212,3 +214,87 @@ def test_invalid_config_fails_at_construction(settings, message):
 def test_config_round_trips_through_a_dict():
     config = Config(vocab_size=VOCAB, block="gau", n_head=1, norm="relu2", n="length")
     assert Config.from_dict(config.to_dict()) == config
+
+
+# --- RoPE scaling: PI, NTK-aware and YaRN against their formulas ---------------------------
+
+from minilm import RopeScaling, rope_frequencies, yarn_logit_scale  # noqa: E402
+
+
+def test_pi_divides_every_frequency_by_the_factor():
+    plain = rope_frequencies(16)
+    torch.testing.assert_close(rope_frequencies(16, scaling=RopeScaling("pi", 4.0, 64)), plain / 4)
+    torch.testing.assert_close(rope_angles(10, 16, scaling=RopeScaling("pi", 4.0, 64)),
+                               torch.outer(torch.arange(10.0) / 4, plain))
+
+
+def test_ntk_changes_the_base_keeping_the_fastest_and_dividing_the_slowest_by_s():
+    dim, s = 16, 4.0
+    ntk = rope_frequencies(dim, scaling=RopeScaling("ntk", s, 64))
+    plain = rope_frequencies(dim)
+    torch.testing.assert_close(ntk, rope_frequencies(dim, base=10000.0 * s ** (dim / (dim - 2))))
+    assert ntk[0] == plain[0]
+    torch.testing.assert_close(ntk[-1], plain[-1] / s)
+
+
+def test_yarn_keeps_fast_frequencies_interpolates_slow_ones_and_ramps_between():
+    dim, s, L = 64, 4.0, 2048  # long enough that all three regions exist
+    yarn = rope_frequencies(dim, scaling=RopeScaling("yarn", s, L)).double()
+    theta = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    turns = L * theta / (2 * math.pi)
+    fast, slow = turns > 32, turns < 1
+    assert fast.any() and slow.any() and (~fast & ~slow).any()
+    torch.testing.assert_close(yarn[fast], theta[fast], rtol=1e-6, atol=0)
+    torch.testing.assert_close(yarn[slow], theta[slow] / s, rtol=1e-6, atol=0)
+    middle = ~fast & ~slow
+    gamma = (turns[middle] - 1) / 31
+    torch.testing.assert_close(yarn[middle], (1 - gamma) * theta[middle] / s + gamma * theta[middle],
+                               rtol=1e-6, atol=0)
+    assert yarn_logit_scale(4.0) == pytest.approx((0.1 * math.log(4.0) + 1) ** 2)
+    assert yarn_logit_scale(1.0) == 1.0
+
+
+@pytest.mark.parametrize("kind", ["pi", "ntk", "yarn"])
+def test_factor_one_is_plain_rope(kind):
+    torch.testing.assert_close(rope_frequencies(16, scaling=RopeScaling(kind, 1.0, 64)), rope_frequencies(16))
+
+
+def test_rope_scaling_override_takes_effect_and_yarn_scales_the_logits():
+    model = tiny()
+    idx = tokens(T=12)
+    yarn = RopeScaling("yarn", 4.0, 8)
+    with torch.no_grad():
+        default = model(idx)
+        assert (model(idx, rope_scaling=RopeScaling("pi", 2.0, 8)) - default).abs().max() > 1e-4
+        _, scores = model(idx, rope_scaling=yarn, return_scores=True)
+        # layer 0 by hand: YaRN's angles on q and k, and logits x (0.1 ln s + 1)^2
+        block = model.blocks[0]
+        q, k, _ = block.to_qkv(block.ln_attn(model.embed(idx))).view(2, 12, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        angles = rope_angles(12, 8, scaling=yarn)
+        expected = yarn_logit_scale(4.0) * apply_rope(q, angles) @ apply_rope(k, angles).transpose(-1, -2) / math.sqrt(8)
+    future = torch.ones(12, 12, dtype=torch.bool).triu(1)
+    torch.testing.assert_close(scores[0][..., ~future], expected[..., ~future], rtol=1e-4, atol=1e-5)
+    assert model.config.rope_scaling is None
+
+
+def test_rope_scaling_in_the_config_round_trips_and_is_checked():
+    config = Config(vocab_size=VOCAB, d_model=16, n_head=2, rope_scaling=RopeScaling("yarn", 2.0, 32))
+    assert Config.from_dict(config.to_dict()) == config
+    with pytest.raises(ValueError, match="unknown RoPE scaling 'linear'"):
+        RopeScaling("linear", 2.0, 32)
+    with pytest.raises(ValueError, match="factor must be a number >= 1.*got 0.5"):
+        RopeScaling("pi", 0.5, 32)
+    with pytest.raises(ValueError, match="needs pos='rope'"):
+        Config(vocab_size=VOCAB, d_model=16, n_head=2, pos="nope", rope_scaling=RopeScaling("pi", 2.0, 32))
+    with pytest.raises(ValueError, match="needs a RoPE model"):
+        tiny(pos="nope")(tokens(), rope_scaling=RopeScaling("pi", 2.0, 8))
+
+
+def test_learn_temperature_makes_the_temperature_trainable():
+    assert tiny(learn_temperature=True).temperature.requires_grad
+    assert not tiny().temperature.requires_grad
+
+
+def test_logn_base_of_the_wrong_type_is_refused():
+    with pytest.raises(ValueError, match="logn_base must be a number > 1.*got '64'"):
+        Config(vocab_size=VOCAB, d_model=16, n_head=2, logn_base="64")

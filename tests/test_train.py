@@ -150,3 +150,27 @@ def test_profiles_come_from_one_place(monkeypatch):
         minilm.profile()
     monkeypatch.delenv("MINILM_PROFILE")
     assert minilm.profile().name == ("gpu" if torch.cuda.is_available() else "cpu")
+
+
+def test_head_scaling_trains_only_the_temperature_without_decay_and_with_a_clamp():
+    model = minilm.LM(gau())
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.temperature.requires_grad_(True)
+    before = {name: p.clone() for name, p in model.named_parameters()}
+    stream = minilm.batches(default_corpus(), task="causal", batch_size=4, length=32)
+    clamp = lambda m: m.temperature.clamp_(min=1.0)
+    minilm.training.train(model, stream, steps=20, lr=0.05, weight_decay=0.5, after_step=clamp, progress=False)
+    for name, p in model.named_parameters():
+        assert torch.equal(p, before[name]) != (name == "temperature"), name
+    assert (model.temperature >= 1.0).all()
+
+
+def test_temperature_is_not_pulled_toward_zero_by_weight_decay():
+    model = minilm.LM(gau(learn_temperature=True))
+    for name, p in model.named_parameters():
+        p.requires_grad_(name == "temperature")
+    # no gradient signal at lr ~ 0 except decay: with decay on, 1.0 would shrink
+    stream = minilm.batches(default_corpus(), task="causal", batch_size=2, length=16)
+    minilm.training.train(model, stream, steps=5, lr=1e-8, weight_decay=1e6, progress=False)
+    torch.testing.assert_close(model.temperature, torch.ones_like(model.temperature), atol=1e-5, rtol=0)
