@@ -11,7 +11,7 @@ from .data import (  # noqa: E402
 )
 from .measure import (  # noqa: E402
     attention_entropy, bucket_means, entropy, eval_batches, evaluate, growth_exponent,
-    log_normalisers, loss_by_length, loss_by_position, ngram_baselines, passkey_accuracy, token_losses,
+    extension_ratio, log_normalisers, loss_by_length, loss_by_position, ngram_baselines, passkey_accuracy, token_losses,
 )
 from .model import (  # noqa: E402
     LM, Config, RopeScaling, apply_rope, attend, attention_scores, attention_weights, log_row_sums,

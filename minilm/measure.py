@@ -163,3 +163,21 @@ def passkey_accuracy(model, tokenizer, lengths, depths, *, trials: int = 8, seed
             answers = [tokenizer.decode(row[-5:]) for row in idx.cpu()]
             result[a, b] = sum(ans == key for ans, (_, key) in zip(answers, prompts)) / trials
     return result
+
+
+def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: float = 0.1,
+                    bucket: int | None = None) -> float:
+    """How far past its training length a model goes before its loss rises by ``margin``.
+
+    Reference: the mean loss over positions [L/2, L). Positions from L on are averaged in
+    buckets (default L/8 wide); the ratio is where the first bucket above reference + margin
+    starts, divided by L (1.0: it fails right past L). If no bucket rises, the evaluated
+    length / L (a lower bound)."""
+    L = train_len
+    bucket = bucket or max(1, L // 8)
+    reference = position_loss[L // 2 : L].mean()
+    beyond = bucket_means(position_loss[L:], bucket)
+    above = (beyond > reference + margin).nonzero()
+    if len(above) == 0:
+        return len(position_loss) / L
+    return (L + int(above[0]) * bucket) / L

@@ -23,6 +23,8 @@ class Profile:
     batch_size: int
     steps: int             # a standard pretraining run
     long_steps: int        # runs that need longer (NoPE comes close to RoPE only after ~2400 steps)
+    nope_len: int          # training length of the NoPE / RoPE comparison (lessons 6-8)
+    nope_layers: int       # NoPE needs depth: at 2 layers it stays far behind RoPE in range
     eval_batches: int
     mlm_len: int           # masked-LM pretraining length (bidirectional lessons)
     mlm_steps: int
@@ -31,10 +33,11 @@ class Profile:
 
 PROFILES = {
     "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_qk=64, train_len=64,
-                   batch_size=32, steps=600, long_steps=2400, eval_batches=4,
+                   batch_size=32, steps=600, long_steps=2400, nope_len=32, nope_layers=4, eval_batches=4,
                    mlm_len=128, mlm_steps=1000, finetune_steps=(50, 300)),
     "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_qk=128,
-                   train_len=128, batch_size=64, steps=3000, long_steps=8000, eval_batches=16,
+                   train_len=128, batch_size=64, steps=3000, long_steps=8000, nope_len=128, nope_layers=4,
+                   eval_batches=16,
                    mlm_len=256, mlm_steps=4000, finetune_steps=(100, 600)),
 }
 

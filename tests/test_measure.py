@@ -103,3 +103,16 @@ def test_passkey_accuracy_scores_exact_matches():
     wrong = minilm.passkey_accuracy(_Oracle(tok, wrong=True), tok, [200], [0.5], trials=1)
     assert right.shape == (2, 3) and (right == 1).all()
     assert (wrong == 0).all()
+
+
+def test_extension_ratio_finds_the_first_bucket_past_the_margin():
+    L = 16
+    flat = torch.ones(64)
+    assert minilm.extension_ratio(flat, L) == 4.0            # never rises: a lower bound, T / L
+    rising = flat.clone()
+    rising[24:] = 1.5                                         # rises at 1.5 L
+    assert minilm.extension_ratio(rising, L, bucket=4) == 1.5
+    rising[16:] = 1.05                                        # below the margin until 1.5 L
+    rising[24:] = 1.5
+    assert minilm.extension_ratio(rising, L, bucket=4) == 1.5
+    assert minilm.extension_ratio(rising, L, bucket=4, margin=0.01) == 1.0
