@@ -1,0 +1,357 @@
+# %% [markdown]
+# # Lesson 7 — Temperature fixes: uniform and head-based scaling
+#
+# **What you will learn**
+# - how one number, a temperature $\lambda$ on the attention logits, moves a NoPE model's
+#   failure point, and how the best $\lambda$ grows with the length ratio;
+# - *head-based scaling*: train one temperature per head, and nothing else, on a few
+#   hundred target-length sequences, with a clamp and a good start;
+# - how that compares with the standard ways of stretching RoPE (position interpolation,
+#   NTK-aware scaling, YaRN), zero-shot and with the same fine-tuning budget;
+# - what passkey retrieval asks of a model, and what a tiny character model can do of it.
+#
+# **The source** (Wang et al., 2024). Attention distraction (lesson 6) suggests sharpening
+# attention at long lengths: $q \leftarrow q\,\lambda/\sqrt d$ with $\lambda > 1$. A searched
+# uniform $\lambda$ (about 1.2 for 2x, 1.5 for 4x, 1.8 for 8x; fit $\lambda = 1 + 0.397 \ln s$)
+# extends NoPE; searching one $\lambda$ per head (trained with AdamW, lr 0.05-0.1, about 200
+# steps, batch 8, initialised at the best uniform $\lambda$, clamped at $\lambda \ge 1$) goes
+# further, and without the clamp or the initialisation it fails. In `minilm`, every layer's
+# attention takes `model.temperature[layer]` (one value per head) as its `scale`.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+import minilm
+from minilm import Config, Recipe, RopeScaling
+
+P = minilm.profile()
+corpus = minilm.default_corpus()
+tok = corpus.tokenizer
+L = P.nope_len
+print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_layers} x {P.n_head} heads), "
+      f"trained at L = {L}; seeds {P.seeds}")
+
+
+def transformer(pos, **extra):
+    return Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
+                  n_layer=P.nope_layers, pos=pos, **extra)
+
+
+recipe = {seed: Recipe(length=L, steps=P.long_steps, batch_size=P.batch_size, seed=seed) for seed in P.seeds}
+models = {(pos, seed): minilm.pretrained(transformer(pos), recipe[seed])[0]
+          for pos in ("rope", "nope") for seed in P.seeds}
+
+
+def loss_at(model, T, **overrides):
+    """Mean validation loss over all positions of length-T sequences (the same text for every model)."""
+    return minilm.evaluate(model, corpus, task="causal", length=T, batch_size=max(4, 4096 // T), n_batches=4,
+                           **overrides)["loss"]
+
+# %% [markdown]
+# ## Uniform scaling: one temperature for every head
+#
+# For each length ratio $s \in \{2, 4, 8\}$ we evaluate the NoPE models on sequences of
+# length $sL$ with every temperature set to $\lambda$, over a grid of $\lambda$.
+
+# %%
+ratios = (2, 4, 8)
+grid = [round(1 + 0.1 * i, 1) for i in range(11)]
+uniform = {}
+for seed in P.seeds:
+    model = models["nope", seed]
+    for s in ratios:
+        for lam in grid:
+            model.temperature.fill_(lam)
+            uniform[seed, s, lam] = loss_at(model, s * L)
+    model.temperature.fill_(1.0)
+best = {(seed, s): min(grid, key=lambda lam: uniform[seed, s, lam]) for seed in P.seeds for s in ratios}
+for seed in P.seeds:
+    print(f"seed {seed}: best lambda " + ", ".join(f"{s}x: {best[seed, s]}" for s in ratios)
+          + ";  loss at lambda = 1 -> best: "
+          + ", ".join(f"{s}x: {uniform[seed, s, 1.0]:.3f} -> {uniform[seed, s, best[seed, s]]:.3f}" for s in ratios))
+
+# %% [markdown]
+# Fit $\lambda^*(s) = 1 + c \ln s$ through the best values (least squares, no intercept:
+# $\lambda = 1$ at $s = 1$ by construction), and compare $c$ with the paper's 0.397.
+
+# %%
+points = [(math.log(s), best[seed, s] - 1) for seed in P.seeds for s in ratios]
+c = sum(x * y for x, y in points) / sum(x * x for x, _ in points)
+print(f"fitted c = {c:.3f}   (paper: 0.397)")
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), dpi=90)
+for s, color in zip(ratios, ("tab:blue", "tab:orange", "tab:red")):
+    for seed in P.seeds:
+        axes[0].plot(grid, [uniform[seed, s, lam] for lam in grid], "o-", ms=3, color=color,
+                     alpha=1 if seed == P.seeds[0] else 0.5, label=f"{s}x" if seed == P.seeds[0] else None)
+axes[0].set(xlabel="uniform temperature lambda", ylabel="loss at s x L (nats)", title="NoPE: loss against lambda")
+axes[0].legend()
+ss = torch.linspace(1, 8, 50)
+axes[1].plot(ss, 1 + c * ss.log(), label=f"fit here: 1 + {c:.3f} ln s")
+axes[1].plot(ss, 1 + 0.397 * ss.log(), "--", label="paper: 1 + 0.397 ln s")
+for seed in P.seeds:
+    axes[1].scatter(ratios, [best[seed, s] for s in ratios], color="k", s=15, label="best, per seed" if seed == P.seeds[0] else None)
+axes[1].set(xlabel="length ratio s", ylabel="best lambda", title="The best temperature grows like ln s")
+axes[1].legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The best $\lambda$ grows with the ratio, as in the paper (we found 1.2 at 2x, 1.5-1.7 at
+# 4x, 1.9 at 8x; the paper's rule of thumb is 1.2, 1.5, 1.8), and a single number lowers
+# the loss at 4x and 8x by 0.1-0.35 nats. Asserted on every seed: the best $\lambda$ never
+# falls as $s$ grows, it helps at 4x and 8x by more than 0.05 nats, and the fitted $c$ is
+# within 0.15 of the paper's.
+
+# %%
+for seed in P.seeds:
+    assert best[seed, 2] <= best[seed, 4] <= best[seed, 8] and best[seed, 4] > 1, seed
+    for s in (4, 8):
+        assert uniform[seed, s, best[seed, s]] < uniform[seed, s, 1.0] - 0.05, (seed, s)
+assert abs(c - 0.397) < 0.15, c
+
+# %% [markdown]
+# ## Head-based scaling
+#
+# Now one temperature per layer and head, `model.temperature` of shape
+# (layers, heads), is the *only* thing that trains: AdamW, learning rate 0.05, cosine decay,
+# 200 steps of batch 8 at the target length $4L$, starting from the best uniform $\lambda$
+# for $4L$ and clamped at $\lambda \ge 1$ after every step. Then two ablations from the paper:
+# no clamp, and starting from $\lambda = 1$.
+
+# %%
+target = 4 * L
+head_budget = dict(steps=200, batch_size=8)
+
+
+def head_scaled(seed, *, start, clamp):
+    """A copy of the NoPE model whose per-head temperatures alone are trained at the target length."""
+    model = minilm.pretrained(transformer("nope"), recipe[seed], progress=False)[0]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.temperature.fill_(start).requires_grad_(True)
+    stream = minilm.batches(corpus, task="causal", batch_size=head_budget["batch_size"], length=target, seed=100 + seed)
+    after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
+    minilm.train(model, stream, steps=head_budget["steps"], lr=0.05, warmup=10, after_step=after_step,
+                 desc=f"head scales, seed {seed}, start {start}, clamp {clamp}")
+    model.temperature.requires_grad_(False)
+    return model
+
+
+variants = {"head scaling": dict(clamp=True, start=None), "no clamp": dict(clamp=False, start=None),
+            "start at 1": dict(clamp=True, start=1.0)}
+head = {}
+for seed in P.seeds:
+    for label, v in variants.items():
+        start = best[seed, 4] if v["start"] is None else v["start"]
+        head[label, seed] = head_scaled(seed, start=start, clamp=v["clamp"])
+
+lengths = [L, 2 * L, 4 * L, 8 * L]
+head_loss = {(label, seed): {T: loss_at(model, T) for T in lengths} for (label, seed), model in head.items()}
+for (label, seed), losses in head_loss.items():
+    t = head[label, seed].temperature
+    print(f"{label:<13} seed {seed}: loss " + "  ".join(f"{T}: {v:.3f}" for T, v in losses.items())
+          + f"   temperatures in [{t.min():.2f}, {t.max():.2f}]")
+
+# %%
+fig, axes = plt.subplots(1, len(P.seeds) + 1, figsize=(12, 3.4), dpi=90,
+                         gridspec_kw={"width_ratios": [1] * len(P.seeds) + [1.6]})
+for ax, seed in zip(axes, P.seeds):
+    t = head["head scaling", seed].temperature
+    image = ax.imshow(t, cmap="viridis", vmin=1.0, vmax=max(2.0, float(t.max())))
+    for (i, j), value in zip(torch.cartesian_prod(torch.arange(t.shape[0]), torch.arange(t.shape[1])).tolist(), t.flatten()):
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="w", fontsize=8)
+    ax.set(xlabel="head", ylabel="layer", title=f"learned lambda, seed {seed}", xticks=range(t.shape[1]),
+           yticks=range(t.shape[0]))
+seed = P.seeds[0]
+curves = {"lambda = 1": models["nope", seed], f"uniform {best[seed, 4]}": None, "head scaling": head["head scaling", seed]}
+for label, model in curves.items():
+    if model is None:
+        model = models["nope", seed]
+        model.temperature.fill_(best[seed, 4])
+    loss = minilm.loss_by_position(model, corpus, 8 * L, batch_size=8, n_batches=4)
+    models["nope", seed].temperature.fill_(1.0)
+    smooth = minilm.bucket_means(loss, L // 4)
+    axes[-1].plot((torch.arange(len(smooth)) + 0.5) * (L // 4) / L, smooth, label=label)
+axes[-1].axvline(4, color="gray", ls=":", lw=1)
+axes[-1].set(xlabel="position / training length", ylabel="loss (nats)", title=f"NoPE seed {seed}: loss by position")
+axes[-1].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Head scaling lowers the loss at its target length below the best uniform $\lambda$ on
+# both seeds, and carries over to $8L$; some heads want much more focus than others (the
+# heatmap), which a single number cannot give them. Its price: the temperatures are on
+# at every length, so in range ($1L$) the loss is a little higher than with $\lambda = 1$.
+#
+# **The ablations did not reproduce.** Without the clamp some temperatures went below 1
+# (down to 0.55) and the loss was no worse; started at $\lambda = 1$, training ended at the
+# same temperatures as started from the best uniform value (to two decimals: with 16
+# numbers and a smooth loss, Adam finds the same minimum from both starts). The paper's
+# failures (passkey 81 to 53 and 26) are in a 1B-parameter model on a much harder task;
+# our landscape is simply easier. We assert what we measured: the ablations land within
+# 0.05 nats of head scaling at $4L$.
+
+# %%
+for seed in P.seeds:
+    uniform_4x = uniform[seed, 4, best[seed, 4]]
+    assert head_loss["head scaling", seed][target] < uniform_4x, (seed, uniform_4x)
+    assert head_loss["head scaling", seed][8 * L] < uniform[seed, 8, 1.0] - 0.1, seed
+    for ablation in ("no clamp", "start at 1"):
+        assert abs(head_loss[ablation, seed][target] - head_loss["head scaling", seed][target]) < 0.05, (ablation, seed)
+    assert (head["head scaling", seed].temperature >= 1).all()
+
+# %% [markdown]
+# ## RoPE baselines: PI, NTK-aware, YaRN
+#
+# For the RoPE model, the standard ways to run at $s$ times the training length rescale
+# the rotation frequencies (`minilm.RopeScaling`, each tested against its formula):
+# **PI** divides every frequency by $s$; **NTK-aware** raises the base so the slowest
+# frequency is divided by $s$ and the fastest kept; **YaRN** keeps frequencies that turn
+# many times within $L$, interpolates those that turn less than once, ramps between, and
+# multiplies the logits by $(0.1\ln s + 1)^2$. At $L = 32$ no frequency turns 32 times, so
+# YaRN's "keep" region is empty here and it acts as a ramped PI plus the temperature.
+#
+# Zero-shot, each column uses its own $s$. Fine-tuned: all weights train at $4L$ with
+# $s = 4$, for the **same token budget as head scaling** (200 steps of batch 8).
+
+# %%
+def rope_loss(model, T, kind):
+    s = T / L
+    scaling = RopeScaling(kind, s, L) if kind and s > 1 else None
+    return loss_at(model, T, rope_scaling=scaling)
+
+
+table = {}
+for seed in P.seeds:
+    rope = models["rope", seed]
+    for kind in (None, "pi", "ntk", "yarn"):
+        table[f"RoPE {kind.upper() + ' zero-shot' if kind else ''}".strip(), seed] = {T: rope_loss(rope, T, kind) for T in lengths}
+    for kind in ("pi", "yarn"):
+        tuned, _ = minilm.pretrained(transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
+                                     Recipe(length=target, lr=3e-4, warmup=10, seed=seed, **head_budget),
+                                     init=rope, progress=False)
+        table[f"RoPE {kind.upper()} fine-tuned at 4L", seed] = {T: loss_at(tuned, T) for T in lengths}
+    nope = models["nope", seed]
+    table["NoPE", seed] = {T: loss_at(nope, T) for T in lengths}
+    uniform_best = {}
+    for T in lengths:
+        nope.temperature.fill_(1.0 if T == L else best[seed, T // L])
+        uniform_best[T] = loss_at(nope, T)
+    nope.temperature.fill_(1.0)
+    table["NoPE + uniform lambda (best per length)", seed] = uniform_best
+    table["NoPE + head scaling (trained at 4L)", seed] = head_loss["head scaling", seed]
+
+methods = list(dict.fromkeys(label for label, _ in table))
+print(f"{'loss (nats), mean of seeds':<42}" + "".join(f"{f'{T // L}x':>8}" for T in lengths))
+for label in methods:
+    print(f"{label:<42}" + "".join(f"{sum(table[label, s][T] for s in P.seeds) / len(P.seeds):8.3f}" for T in lengths))
+
+# %% [markdown]
+# Reading the table (loss in nats; lower is better):
+# - **Zero-shot RoPE scaling:** NTK-aware is the best of the three at 2x and 4x, PI the
+#   worst: dividing *every* frequency by $s$ blurs the fast rotations that tell neighbouring
+#   characters apart, and a char-level model lives on those.
+# - **Fine-tuned RoPE** (PI, YaRN; all weights, same tokens as head scaling) is the best at
+#   2x-8x, but it is *worse in range*: it was tuned for $s = 4$ and evaluated with it at
+#   every length.
+# - **NoPE:** uniform $\lambda$ and head scaling beat plain RoPE and all zero-shot RoPE
+#   methods from 4x on, with one or 16 numbers. They do not reach fine-tuned RoPE here;
+#   the paper found head scaling competitive with such methods in a 1B-parameter model.
+#
+# Asserted on every seed: NTK beats PI zero-shot at 2x and 4x; fine-tuned YaRN beats head
+# scaling at 4x; head-scaled NoPE beats zero-shot RoPE (every method) at 4x and 8x.
+
+# %%
+for seed in P.seeds:
+    for T in (2 * L, 4 * L):
+        assert table["RoPE NTK zero-shot", seed][T] < table["RoPE PI zero-shot", seed][T], (seed, T)
+    assert table["RoPE YARN fine-tuned at 4L", seed][target] < table["NoPE + head scaling (trained at 4L)", seed][target]
+    for T in (4 * L, 8 * L):
+        zero_shot = min(table[label, seed][T] for label in ("RoPE", "RoPE PI zero-shot", "RoPE NTK zero-shot",
+                                                             "RoPE YARN zero-shot"))
+        assert table["NoPE + head scaling (trained at 4L)", seed][T] < zero_shot, (seed, T)
+
+# %% [markdown]
+# ## Passkey retrieval
+#
+# The paper's synthetic test hides "The pass key is K. Remember it. K is the pass key." in
+# filler text and asks for K at the end. Our smallest prompt (needle plus question) is
+# already about 100 characters, three times the training length, and a model that learned
+# Python documentation character by character has never been asked to fetch a number from
+# far back. We measure it anyway, then a closer task: does the model use the *first*
+# occurrence of the key to predict the *second*, 20 characters later (in-context copying)?
+
+# %%
+passkey = minilm.passkey_accuracy(head["head scaling", P.seeds[0]], tok, [4 * L, 8 * L], [0.0, 0.5, 1.0], trials=8)
+print(f"passkey exact match, NoPE + head scaling, lengths {[4 * L, 8 * L]} x depths [0, 0.5, 1]:\n{passkey}")
+
+
+def copy_gain(model, T, depth, trials=16):
+    """Loss on the key's digits at its first occurrence minus at its second (nats per digit)."""
+    g = torch.Generator().manual_seed(0)
+    gains = []
+    for key in torch.randint(10000, 100000, (trials,), generator=g).tolist():
+        text, _ = minilm.passkey_prompt(T, depth, key)
+        idx = tok.encode(text).unsqueeze(0)
+        with torch.no_grad():
+            loss = torch.nn.functional.cross_entropy(model(idx)[0, :-1], idx[0, 1:], reduction="none")
+        first = text.index(str(key))
+        second = text.index(str(key), first + 5)
+        gains.append((loss[first - 1 : first + 4].mean() - loss[second - 1 : second + 4].mean()).item())
+    return sum(gains) / len(gains)
+
+
+copy = {(label, seed, T): copy_gain(model, T, depth=1.0)
+        for label, model in (("NoPE", models["nope", P.seeds[0]]), ("RoPE", models["rope", P.seeds[0]]))
+        for seed in P.seeds[:1] for T in (4 * L, 8 * L)}
+for key, value in copy.items():
+    print(f"{key}: the second occurrence of the key costs {value:.2f} nats/digit less than the first")
+
+# %% [markdown]
+# **No model here can do passkey retrieval** (0 of 48 at every length and depth): a
+# 100-thousand-parameter character model trained on documentation never learned to
+# fetch a number from far back and repeat it on request. The closer task works, for NoPE
+# only: when the key appears a second time, 20 characters after the first, NoPE predicts
+# its digits more than a nat per digit better than the first time, even at 4x and 8x the
+# training length. It has learned to *copy* from recent context, and that skill survives
+# past $L$. RoPE, at those positions, does worse on the second occurrence: its attention
+# is broken by unseen rotations.
+
+# %%
+assert passkey.max() == 0
+for T in (4 * L, 8 * L):
+    assert copy["NoPE", P.seeds[0], T] > 0.5 and copy["RoPE", P.seeds[0], T] < 0, T
+
+# %% [markdown]
+# ## Our numbers next to the paper's
+#
+# | | Wang et al. (2024) | here (CPU profile, 2 seeds) |
+# |---|---|---|
+# | best uniform $\lambda$ at 2x / 4x / 8x | about 1.2 / 1.5 / 1.8 | 1.2 / 1.5-1.7 / 1.9 |
+# | fit $\lambda = 1 + c \ln s$ | $c = 0.397$ | $c$ as printed above (within 0.15 of 0.397) |
+# | head scaling vs uniform | better | better at the target length on both seeds |
+# | without clamp / without initialisation | fails (passkey 81 to 53 / 26) | no difference: the same minimum here |
+# | head scaling vs fine-tuned RoPE extensions | competitive | behind fine-tuned PI and YaRN at 2x-8x; ahead of every zero-shot RoPE method from 4x |
+# | passkey | NoPE + head scaling retrieves well | 0% for every model; in-context copying works for NoPE past $L$ |
+
+# %% [markdown]
+# ## Check your understanding
+#
+# 1. Why must the temperatures be clamped at $\lambda \ge 1$? What does a head with $\lambda < 1$
+#    do to attention, and why could training at one length push it there?
+# 2. Head scaling trains 16 numbers. Why is starting from the best uniform $\lambda$ so much
+#    better than starting from 1, when both have the same parameters and data?
+# 3. PI divides every frequency by $s$. What does that do to the model's ability to tell
+#    neighbouring characters apart? How does YaRN avoid part of that?
+# 4. Our fitted $c$ differs from 0.397. Name two differences between our setting and the
+#    paper's that could move it.
+# 5. Fine-tuned RoPE baselines train every weight; head scaling trains 16 numbers. Which
+#    would you expect to win with more budget, and why?
+#
+# **Exercise:** `exercises/07_temperature.ipynb` — write the uniform search and the
+# head-scale training loop with its clamp.
