@@ -174,3 +174,20 @@ def test_temperature_is_not_pulled_toward_zero_by_weight_decay():
     stream = minilm.batches(default_corpus(), task="causal", batch_size=2, length=16)
     minilm.training.train(model, stream, steps=5, lr=1e-8, weight_decay=1e6, progress=False)
     torch.testing.assert_close(model.temperature, torch.ones_like(model.temperature), atol=1e-5, rtol=0)
+
+
+def test_uniform_search_restores_the_temperatures_and_head_scaling_trains_only_them():
+    from minilm.scaling import train_head_scales, uniform_temperature_search
+
+    model = minilm.LM(gau(norm="softmax", n=None))
+    model.temperature.fill_(1.3)
+    losses = uniform_temperature_search(model, default_corpus(), 32, [1.0, 2.0])
+    assert set(losses) == {1.0, 2.0} and losses[1.0] != losses[2.0]
+    assert (model.temperature == 1.3).all()
+    weights = {name: p.clone() for name, p in model.named_parameters() if name != "temperature"}
+    train_head_scales(model, default_corpus(), length=32, start=1.5, steps=5, progress=False)
+    assert not model.temperature.requires_grad and (model.temperature >= 1).all()
+    assert not (model.temperature == 1.5).all()
+    for name, p in model.named_parameters():
+        if name != "temperature":
+            assert torch.equal(p, weights[name]), name

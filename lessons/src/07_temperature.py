@@ -26,6 +26,7 @@ import torch
 
 import minilm
 from minilm import Config, Recipe, RopeScaling
+from minilm.scaling import mean_loss, train_head_scales, uniform_temperature_search
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -44,29 +45,21 @@ recipe = {seed: Recipe(length=L, steps=P.long_steps, batch_size=P.batch_size, se
 models = {(pos, seed): minilm.pretrained(transformer(pos), recipe[seed])[0]
           for pos in ("rope", "nope") for seed in P.seeds}
 
-
-def loss_at(model, T, **overrides):
-    """Mean validation loss over all positions of length-T sequences (the same text for every model)."""
-    return minilm.evaluate(model, corpus, task="causal", length=T, batch_size=max(4, 4096 // T), n_batches=4,
-                           **overrides)["loss"]
-
 # %% [markdown]
 # ## Uniform scaling: one temperature for every head
 #
 # For each length ratio $s \in \{2, 4, 8\}$ we evaluate the NoPE models on sequences of
-# length $sL$ with every temperature set to $\lambda$, over a grid of $\lambda$.
+# length $sL$ with every temperature set to $\lambda$, over a grid of $\lambda$
+# (`minilm.scaling.uniform_temperature_search`; the loss is the mean over all positions).
 
 # %%
 ratios = (2, 4, 8)
 grid = [round(1 + 0.1 * i, 1) for i in range(11)]
 uniform = {}
 for seed in P.seeds:
-    model = models["nope", seed]
     for s in ratios:
-        for lam in grid:
-            model.temperature.fill_(lam)
-            uniform[seed, s, lam] = loss_at(model, s * L)
-    model.temperature.fill_(1.0)
+        for lam, loss in uniform_temperature_search(models["nope", seed], corpus, s * L, grid).items():
+            uniform[seed, s, lam] = loss
 best = {(seed, s): min(grid, key=lambda lam: uniform[seed, s, lam]) for seed in P.seeds for s in ratios}
 for seed in P.seeds:
     print(f"seed {seed}: best lambda " + ", ".join(f"{s}x: {best[seed, s]}" for s in ratios)
@@ -117,10 +110,10 @@ assert abs(c - 0.397) < 0.15, c
 # ## Head-based scaling
 #
 # Now one temperature per layer and head, `model.temperature` of shape
-# (layers, heads), is the *only* thing that trains: AdamW, learning rate 0.05, cosine decay,
-# 200 steps of batch 8 at the target length $4L$, starting from the best uniform $\lambda$
-# for $4L$ and clamped at $\lambda \ge 1$ after every step. Then two ablations from the paper:
-# no clamp, and starting from $\lambda = 1$.
+# (layers, heads), is the *only* thing that trains (`minilm.scaling.train_head_scales`):
+# AdamW, learning rate 0.05, cosine decay, 200 steps of batch 8 at the target length $4L$,
+# starting from the best uniform $\lambda$ for $4L$ and clamped at $\lambda \ge 1$ after every
+# step. Then two ablations from the paper: no clamp, and starting from $\lambda = 1$.
 
 # %%
 target = 4 * L
@@ -128,16 +121,9 @@ head_budget = dict(steps=200, batch_size=8)
 
 
 def head_scaled(seed, *, start, clamp):
-    """A copy of the NoPE model whose per-head temperatures alone are trained at the target length."""
+    """A fresh copy of the NoPE model whose per-head temperatures alone are trained at the target length."""
     model = minilm.pretrained(transformer("nope"), recipe[seed], progress=False)[0]
-    for p in model.parameters():
-        p.requires_grad_(False)
-    model.temperature.fill_(start).requires_grad_(True)
-    stream = minilm.batches(corpus, task="causal", batch_size=head_budget["batch_size"], length=target, seed=100 + seed)
-    after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
-    minilm.train(model, stream, steps=head_budget["steps"], lr=0.05, warmup=10, after_step=after_step,
-                 desc=f"head scales, seed {seed}, start {start}, clamp {clamp}")
-    model.temperature.requires_grad_(False)
+    train_head_scales(model, corpus, length=target, start=start, clamp=clamp, seed=100 + seed, **head_budget)
     return model
 
 
@@ -150,7 +136,7 @@ for seed in P.seeds:
         head[label, seed] = head_scaled(seed, start=start, clamp=v["clamp"])
 
 lengths = [L, 2 * L, 4 * L, 8 * L]
-head_loss = {(label, seed): {T: loss_at(model, T) for T in lengths} for (label, seed), model in head.items()}
+head_loss = {(label, seed): {T: mean_loss(model, corpus, T) for T in lengths} for (label, seed), model in head.items()}
 for (label, seed), losses in head_loss.items():
     t = head[label, seed].temperature
     print(f"{label:<13} seed {seed}: loss " + "  ".join(f"{T}: {v:.3f}" for T, v in losses.items())
@@ -223,7 +209,7 @@ for seed in P.seeds:
 def rope_loss(model, T, kind):
     s = T / L
     scaling = RopeScaling(kind, s, L) if kind and s > 1 else None
-    return loss_at(model, T, rope_scaling=scaling)
+    return mean_loss(model, corpus, T, rope_scaling=scaling)
 
 
 table = {}
@@ -235,15 +221,11 @@ for seed in P.seeds:
         tuned, _ = minilm.pretrained(transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
                                      Recipe(length=target, lr=3e-4, warmup=10, seed=seed, **head_budget),
                                      init=rope, progress=False)
-        table[f"RoPE {kind.upper()} fine-tuned at 4L", seed] = {T: loss_at(tuned, T) for T in lengths}
-    nope = models["nope", seed]
-    table["NoPE", seed] = {T: loss_at(nope, T) for T in lengths}
-    uniform_best = {}
-    for T in lengths:
-        nope.temperature.fill_(1.0 if T == L else best[seed, T // L])
-        uniform_best[T] = loss_at(nope, T)
-    nope.temperature.fill_(1.0)
-    table["NoPE + uniform lambda (best per length)", seed] = uniform_best
+        table[f"RoPE {kind.upper()} fine-tuned at 4L", seed] = {T: mean_loss(tuned, corpus, T) for T in lengths}
+    table["NoPE", seed] = {T: uniform[seed, T // L, 1.0] if T > L else mean_loss(models["nope", seed], corpus, T)
+                           for T in lengths}
+    table["NoPE + uniform lambda (best per length)", seed] = {
+        T: uniform[seed, T // L, best[seed, T // L]] if T > L else table["NoPE", seed][T] for T in lengths}
     table["NoPE + head scaling (trained at 4L)", seed] = head_loss["head scaling", seed]
 
 methods = list(dict.fromkeys(label for label, _ in table))
