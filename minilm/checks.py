@@ -1,8 +1,16 @@
-"""Small checkers that compare a from-scratch version with minilm's (as in nn-zero-to-hero's cmp)."""
+"""Small checkers that compare a from-scratch version with minilm's (as in nn-zero-to-hero's cmp).
+
+``cmp`` prints one comparison. The ``check_*`` functions are what exercises call: they run
+the student's function and minilm's on several random inputs (shapes, causal and not, edge
+cases), print a friendly line on success, and on the first mismatch print which input,
+what was expected and what came back, then raise AssertionError so the cell fails.
+"""
 
 from __future__ import annotations
 
 import torch
+
+from .model import apply_rope, attend, rope_angles
 
 
 def cmp(label: str, ours: torch.Tensor, reference: torch.Tensor, *, atol: float = 1e-5,
@@ -18,3 +26,363 @@ def cmp(label: str, ours: torch.Tensor, reference: torch.Tensor, *, atol: float 
     diff = (ours.double() - reference.double()).abs().max().item() if ours.numel() else 0.0
     print(f"{label:<28} {verdict:<6} max difference {diff:.1e}")
     return close
+
+
+def _fail(task: str, message: str):
+    print(f"✗ {task}: {message}")
+    raise AssertionError(f"{task}: {message}")
+
+
+def run_cases(task: str, student, reference, cases, *, atol: float = 1e-5, rtol: float = 1e-4) -> None:
+    """Call ``student(**case)`` and ``reference(**case)`` on every case; stop at the first mismatch."""
+    for number, (description, kwargs) in enumerate(cases, 1):
+        expected = reference(**kwargs)
+        try:
+            got = student(**kwargs)
+        except NotImplementedError:
+            _fail(task, "your function still raises NotImplementedError: replace the stub with your code.")
+        except Exception as error:  # a student's bug: say which input triggered it
+            _fail(task, f"case {number} ({description}) raised {type(error).__name__}: {error}")
+        got = torch.as_tensor(got)
+        if got.shape != expected.shape:
+            _fail(task, f"case {number} ({description}): expected shape {tuple(expected.shape)}, got {tuple(got.shape)}")
+        if not torch.allclose(got.double(), expected.double(), atol=atol, rtol=rtol):
+            where = (got.double() - expected.double()).abs().argmax()
+            index = tuple(int(i) for i in torch.unravel_index(where, expected.shape))
+            _fail(task, f"case {number} ({description}): at index {index} expected {expected[index]:.5f}, "
+                        f"got {got[index]:.5f}")
+    print(f"✓ {task}: all {len(cases)} cases match minilm.")
+
+
+def _qkv(B, H, T, d, e, seed, *, nonpositive=False):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = torch.randn(B, H, T, d, generator=g), torch.randn(B, H, T, d, generator=g), torch.randn(B, H, T, e, generator=g)
+    if nonpositive:  # every score q_i . k_j <= 0
+        q, k = q.abs(), -k.abs()
+    return q, k, v
+
+
+SHAPES = [(1, 1, 5, 4, 3), (2, 3, 7, 8, 5), (1, 2, 16, 6, 6)]
+
+
+def check_relu2_attention(student) -> None:
+    """student(q, k, v, n, causal) -> relu(q k^T / sqrt(d))^2 / n applied to v, with n a positive
+    int (fixed), 'length' (n = T) or 'row' (n = keys query i sees)."""
+    cases = [(f"B,H,T,d,e={shape}, causal={causal}, n={n!r}", dict(q=q, k=k, v=v, n=n, causal=causal))
+             for seed, shape in enumerate(SHAPES)
+             for q, k, v in [_qkv(*shape, seed)]
+             for causal in (True, False) for n in (64, "length", "row")]
+    q, k, v = _qkv(2, 1, 6, 4, 3, 99, nonpositive=True)
+    cases.append(("all scores <= 0: the output must be 0", dict(q=q, k=k, v=v, n="row", causal=True)))
+    run_cases("relu² attention", student,
+              lambda q, k, v, n, causal: attend(q, k, v, norm="relu2", n=n, causal=causal), cases)
+
+
+def check_rope(student) -> None:
+    """student(x) -> x rotated by RoPE, x of shape (..., T, dim), base 10000."""
+    cases = []
+    for seed, shape in enumerate([(6, 4), (2, 9, 8), (1, 2, 20, 16)]):
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+        cases.append((f"x of shape {shape}", dict(x=x)))
+    run_cases("RoPE", student, lambda x: apply_rope(x, rope_angles(x.shape[-2], x.shape[-1])), cases)
+
+
+def check_gau_parameter_count(student) -> None:
+    """student(d, s, expansion) -> the number of parameters of one GAU block (weights, biases,
+    gamma, beta and its LayerNorm), as minilm builds it."""
+    from .model import GAU, Config
+
+    cases = [(f"d={d}, s={s}, expansion={e}", dict(d=d, s=s, expansion=e))
+             for d, s, e in [(64, 64, 2), (32, 16, 2), (128, 128, 3), (48, 8, 1)]]
+
+    def reference(d, s, expansion):
+        config = Config(vocab_size=2, block="gau", n_head=1, d_model=d, d_qk=s, expansion=expansion)
+        return torch.tensor(sum(p.numel() for p in GAU(config).parameters()))
+
+    run_cases("GAU parameter count", student, reference, cases, atol=0, rtol=0)
+
+
+def _scores(B, H, T, seed, *, causal, nonpositive_rows=False):
+    q, k, _ = _qkv(B, H, T, 8, 1, seed, nonpositive=nonpositive_rows)
+    from .model import attention_scores
+
+    return attention_scores(q, k, causal=causal)
+
+
+def check_row_divisor(student) -> None:
+    """student(T, n, causal) -> a (T, 1) tensor: what row i of relu^2 attention is divided by."""
+    from .model import keys_seen
+
+    def reference(T, n, causal):
+        if n == "row":
+            return keys_seen(T, causal).view(T, 1)
+        return torch.full((T, 1), float(T if n == "length" else n))
+
+    cases = [(f"T={T}, n={n!r}, causal={causal}", dict(T=T, n=n, causal=causal))
+             for T in (1, 7, 32) for n in (64, "length", "row") for causal in (True, False)]
+    run_cases("row divisor", student, lambda **kw: reference(**kw), cases)
+
+
+def _tiny_relu2_lm(seed):
+    from .model import LM, Config
+
+    torch.manual_seed(seed)
+    return LM(Config(vocab_size=11, block="gau", n_head=1, d_model=16, n_layer=2, d_qk=8, norm="relu2", n=24)).eval()
+
+
+def check_prefix_gap(student) -> None:
+    """student(model, idx, T, **overrides) -> max |model(idx[:, :T]) - model(idx)[:, :T]| (a float)."""
+
+    @torch.no_grad()
+    def reference(model, idx, T, **overrides):
+        return torch.tensor((model(idx[:, :T], **overrides) - model(idx, **overrides)[:, :T]).abs().max().item())
+
+    cases = []
+    for seed, (T, n) in enumerate([(8, 24), (8, "length"), (5, "row"), (12, "length")]):
+        idx = torch.randint(0, 11, (2, 24), generator=torch.Generator().manual_seed(seed))
+        cases.append((f"T={T}, n={n!r}", dict(model=_tiny_relu2_lm(seed), idx=idx, T=T, n=n)))
+    run_cases("prefix gap", lambda **kw: torch.tensor(float(student(**kw))), reference, cases, atol=1e-5, rtol=1e-3)
+
+
+def check_entropy(student) -> None:
+    """student(weights) -> entropy of every row (last dimension), rows normalised to sum 1 first,
+    0 log 0 = 0, a row of zeros has entropy 0."""
+    from .measure import entropy
+    from .model import attention_weights
+
+    cases = []
+    for seed, causal in enumerate((True, False)):
+        scores = _scores(2, 3, 9, seed, causal=causal)
+        cases.append((f"softmax weights, causal={causal}", dict(weights=attention_weights(scores, causal=causal))))
+        cases.append((f"relu² / n weights, causal={causal}",
+                      dict(weights=attention_weights(scores, norm="relu2", n=16, causal=causal))))
+    cases.append(("a row of zeros", dict(weights=torch.zeros(2, 5))))
+    cases.append(("one-hot rows", dict(weights=torch.eye(4))))
+    run_cases("attention entropy", student, lambda weights: entropy(weights), cases)
+
+
+def check_log_normaliser(student) -> None:
+    """student(scores, norm) -> log Z_i per row: log sum_j exp(S_ij) ('softmax') or
+    log sum_j relu(S_ij)^2 ('relu2'); masked scores are -inf and contribute nothing."""
+    from .model import log_row_sums
+
+    cases = []
+    for seed, causal in enumerate((True, False)):
+        scores = _scores(2, 2, 7, seed, causal=causal)
+        for norm in ("softmax", "relu2"):
+            cases.append((f"norm={norm}, causal={causal}", dict(scores=scores, norm=norm)))
+    cases.append(("large logits (overflow test)", dict(scores=torch.tensor([[100.0, 99.0, -5.0]]), norm="softmax")))
+    run_cases("log normaliser", student, lambda scores, norm: log_row_sums(scores, norm=norm), cases)
+
+
+def check_growth_exponent(student) -> None:
+    """student(ns, values) -> b of the least-squares fit log(value) = a + b log(n)."""
+    from .measure import growth_exponent
+
+    ns = [8, 16, 32, 64, 128]
+    cases = [("value = 3 n", dict(ns=ns, values=[3.0 * n for n in ns])),
+             ("constant", dict(ns=ns, values=[5.0] * 5)),
+             ("noisy", dict(ns=ns, values=[2.0, 2.9, 3.1, 4.4, 5.0])),
+             ("three points", dict(ns=[10, 100, 1000], values=[1.0, 10.0, 30.0]))]
+    run_cases("growth exponent", lambda ns, values: torch.tensor(float(student(ns, values))),
+              lambda ns, values: torch.tensor(growth_exponent(ns, values)), cases)
+
+
+def check_relu2_norm_attention(student) -> None:
+    """student(q, k, v, causal) -> relu(S)^2 / sum_j relu(S_ij)^2 applied to v; a row whose
+    scores are all <= 0 gives zeros (never NaN)."""
+    cases = [(f"B,H,T,d,e={shape}, causal={causal}", dict(q=q, k=k, v=v, causal=causal))
+             for seed, shape in enumerate(SHAPES) for q, k, v in [_qkv(*shape, seed)] for causal in (True, False)]
+    q, k, v = _qkv(1, 2, 6, 4, 3, 7, nonpositive=True)
+    cases.append(("all scores <= 0: zeros, not NaN", dict(q=q, k=k, v=v, causal=False)))
+    run_cases("normalised relu² attention", student,
+              lambda q, k, v, causal: attend(q, k, v, norm="relu2_norm", causal=causal), cases)
+
+
+def check_logn_factor(student) -> None:
+    """student(T, L, causal) -> a (T,) tensor: log(n_i) / log(L), n_i the keys row i sees."""
+    from .model import logn_factor
+
+    cases = [(f"T={T}, L={L}, causal={causal}", dict(T=T, L=L, causal=causal))
+             for T, L in [(8, 8), (20, 4), (5, 64)] for causal in (True, False)]
+    run_cases("log n factor", student, lambda T, L, causal: logn_factor(T, L, causal), cases)
+
+
+def check_entropy_invariant_attention(student) -> None:
+    """student(q, k, v, L, causal) -> softmax(log_L(n_i) q k^T / sqrt(d)) v."""
+    cases = [(f"B,H,T,d,e={shape}, L={L}, causal={causal}", dict(q=q, k=k, v=v, L=L, causal=causal))
+             for seed, shape in enumerate(SHAPES) for q, k, v in [_qkv(*shape, seed)]
+             for L in (4, 64) for causal in (True, False)]
+    run_cases("entropy-invariant attention", student,
+              lambda q, k, v, L, causal: attend(q, k, v, logn_base=L, causal=causal), cases)
+
+
+def _probe_r2_reference(hidden, position, n_train):
+    features = torch.cat([hidden, torch.ones(*hidden.shape[:2], 1)], dim=-1)
+    d = features.shape[-1]
+    w = torch.linalg.lstsq(features[:n_train].reshape(-1, d), position[:n_train].reshape(-1, 1)).solution
+    predicted = features[n_train:].reshape(-1, d) @ w
+    truth = position[n_train:].reshape(-1, 1)
+    return torch.tensor(1 - ((predicted - truth) ** 2).sum().item() / ((truth - truth.mean()) ** 2).sum().item())
+
+
+def check_position_probe(student) -> None:
+    """student(hidden, n_train) -> R^2 on sequences n_train.. of a least-squares probe (with a bias)
+    fitted on sequences ..n_train, from hidden (N, T, d) to the position 0..T-1."""
+    cases = []
+    for seed, (N, T, d, signal) in enumerate([(20, 8, 6, 1.0), (30, 16, 10, 0.1), (12, 5, 3, 0.0)]):
+        g = torch.Generator().manual_seed(seed)
+        position = torch.arange(T, dtype=torch.float).expand(N, T)
+        hidden = torch.randn(N, T, d, generator=g)
+        hidden[..., 0] += signal * position
+        cases.append((f"N={N}, T={T}, d={d}, signal {signal}", dict(hidden=hidden, n_train=N * 3 // 4)))
+    run_cases("position probe", lambda hidden, n_train: torch.tensor(float(student(hidden, n_train))),
+              lambda hidden, n_train: _probe_r2_reference(hidden, torch.arange(hidden.shape[1], dtype=torch.float)
+                                                          .expand(hidden.shape[:2]), n_train), cases, atol=1e-4)
+
+
+def check_extension_ratio(student) -> None:
+    """student(position_loss, L, margin, bucket) -> where the loss first rises above its in-range
+    level (mean over positions L/2..L) + margin, in buckets from L on, divided by L; T / L if never."""
+    from .measure import extension_ratio
+
+    g = torch.Generator().manual_seed(0)
+    flat = 1 + 0.01 * torch.rand(64, generator=g)
+    rising = flat.clone()
+    rising[40:] += 0.5
+    slow = flat + torch.cat([torch.zeros(16), torch.linspace(0, 1, 48)])
+    realistic = slow.clone()
+    realistic[:6] += torch.linspace(2, 0.2, 6)  # a real LM: high loss with little context
+    cases = [("high loss at the first positions, as in a real model",
+              dict(position_loss=realistic, L=16, margin=0.1, bucket=4)),
+             ("never rises", dict(position_loss=flat, L=16, margin=0.1, bucket=4)),
+             ("a step at 2.5 L", dict(position_loss=rising, L=16, margin=0.1, bucket=4)),
+             ("a slow ramp", dict(position_loss=slow, L=16, margin=0.1, bucket=4)),
+             ("a slow ramp, margin 0.3, bucket 8", dict(position_loss=slow, L=16, margin=0.3, bucket=8))]
+    run_cases("extension ratio", lambda **kw: torch.tensor(float(student(**kw))),
+              lambda position_loss, L, margin, bucket: torch.tensor(
+                  extension_ratio(position_loss, L, margin=margin, bucket=bucket)), cases)
+
+
+def check_fit_c(student) -> None:
+    """student(ratios, lambdas) -> c of the least-squares fit lambda = 1 + c ln s (no intercept)."""
+    import math
+
+    def reference(ratios, lambdas):
+        x = [math.log(s) for s in ratios]
+        return torch.tensor(sum(a * (lam - 1) for a, lam in zip(x, lambdas)) / sum(a * a for a in x))
+
+    cases = [("the paper's rule of thumb", dict(ratios=[2, 4, 8], lambdas=[1.2, 1.5, 1.8])),
+             ("exact c = 0.5", dict(ratios=[2, 3, 5], lambdas=[1 + 0.5 * math.log(s) for s in (2, 3, 5)])),
+             ("two seeds", dict(ratios=[2, 4, 8, 2, 4, 8], lambdas=[1.2, 1.7, 1.9, 1.2, 1.5, 1.9]))]
+    run_cases("fit of c", lambda **kw: torch.tensor(float(student(**kw))), reference, cases)
+
+
+def check_head_scale_training(student) -> None:
+    """student(model, batches, steps, start) trains the per-head temperatures only, from ``start``,
+    clamped at >= 1 after every step. Checked by what must hold: no other weight changes, no
+    forward pass ever sees a temperature below 1 (the clamp acts after *every* step), the
+    temperatures move, and the loss on the training batches goes down."""
+    from .data import batches, default_corpus
+    from .model import LM, Config
+    from .training import lm_loss
+
+    task = "head-scale training"
+    corpus = default_corpus()
+    torch.manual_seed(0)
+    model = LM(Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=2, n_head=2, pos="nope"))
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    fixed = [next(batches(corpus, task="causal", batch_size=4, length=32, seed=s)) for s in range(4)]
+
+    def loss():
+        with torch.no_grad():
+            return sum(lm_loss(model(x), y).item() for x, y in fixed) / len(fixed)
+
+    with torch.no_grad():
+        model.temperature.fill_(1.0)
+    start_loss = loss()
+    seen = []
+    hook = model.register_forward_pre_hook(lambda m, args: seen.append(float(m.temperature.detach().min())))
+    try:
+        student(model, iter(fixed * 10), steps=40, start=1.0)
+    except NotImplementedError:
+        _fail(task, "your function still raises NotImplementedError: replace the stub with your code.")
+    finally:
+        hook.remove()
+    for name, p in model.named_parameters():
+        if name != "temperature" and not torch.equal(p.detach(), before[name]):
+            _fail(task, f"{name} changed: only model.temperature may train")
+    if min(seen, default=1.0) < 1 - 1e-6:
+        _fail(task, f"a forward pass saw a temperature of {min(seen):.3f} < 1: clamp after every step")
+    t = model.temperature.detach()
+    if torch.equal(t, torch.ones_like(t)):
+        _fail(task, "no temperature moved from its start: did the optimiser step?")
+    if not loss() < start_loss:
+        _fail(task, f"the loss did not go down ({start_loss:.4f} -> {loss():.4f})")
+    print(f"✓ {task}: only the temperatures trained, never below 1, loss {start_loss:.4f} -> {loss():.4f}.")
+
+
+def check_length_rules(student) -> None:
+    """student(rule, n, L) -> the multiplier on the logits at n keys for a model trained at L:
+    'su' log_L n; 'nope_fit' 1 + 0.397 ln(n / L); 'qwen' max(1, log_L n); 'yarn' (0.1 ln(n / L) + 1)^2."""
+    import math
+
+    from .model import yarn_logit_scale
+
+    def reference(rule, n, L):
+        s = n / L
+        value = {"su": math.log(n) / math.log(L), "nope_fit": 1 + 0.397 * math.log(s),
+                 "qwen": max(1.0, math.log(n) / math.log(L)), "yarn": yarn_logit_scale(s)}[rule]
+        return torch.tensor(value)
+
+    cases = [(f"rule={rule!r}, n={n}, L={L}", dict(rule=rule, n=n, L=L))
+             for rule in ("su", "nope_fit", "qwen", "yarn") for n, L in [(512, 512), (4096, 512), (64, 2048)]
+             if not (rule in ("nope_fit", "yarn") and n < L)]
+    run_cases("length rules", lambda **kw: torch.tensor(float(student(**kw))), reference, cases)
+
+
+def check_mixed_length_batches(student) -> None:
+    """student(ids, batch_size, lengths, seed) -> an endless iterator of (x, y) causal batches, each
+    batch of one length drawn from ``lengths``, y = x shifted by one, windows taken from ids."""
+    task = "mixed-length batches"
+    ids = torch.arange(1000) % 97
+    lengths = (8, 16, 32)
+    try:
+        stream = iter(student(ids, 4, lengths, 0))
+        drawn = [next(stream) for _ in range(60)]
+    except NotImplementedError:
+        _fail(task, "your function still raises NotImplementedError: replace the stub with your code.")
+    seen = set()
+    for number, (x, y) in enumerate(drawn, 1):
+        if x.shape != y.shape or x.shape[0] != 4 or x.shape[1] not in lengths:
+            _fail(task, f"batch {number}: x {tuple(x.shape)}, y {tuple(y.shape)}; expected (4, T) with T in {lengths}")
+        if not torch.equal(x[:, 1:], y[:, :-1]):
+            _fail(task, f"batch {number}: y must be x shifted by one position")
+        starts = x[:, 0]
+        expected = (starts[:, None] + torch.arange(x.shape[1] + 1)) % 97
+        if not torch.equal(torch.cat([x, y[:, -1:]], 1), expected):
+            _fail(task, f"batch {number}: the rows are not consecutive windows of ids")
+        seen.add(x.shape[1])
+    if seen != set(lengths):
+        _fail(task, f"60 batches used lengths {sorted(seen)}; every one of {lengths} should appear")
+    print(f"✓ {task}: 60 batches, lengths {sorted(seen)}, targets shifted, windows of the text.")
+
+
+def check_rule_slopes(student) -> None:
+    """student(rule, L) -> c, the slope d(multiplier)/d(ln s) at s = 1 of each length rule."""
+    import math
+
+    def numeric_slope(rule, L):  # a central difference of the rules themselves, at s = 1 (+ side for qwen)
+        from .model import yarn_logit_scale
+
+        def multiplier(s):
+            n = s * L
+            return {"su": math.log(n) / math.log(L), "nope_fit": 1 + 0.397 * math.log(s),
+                    "qwen": max(1.0, math.log(n) / math.log(L)), "yarn": yarn_logit_scale(s)}[rule]
+
+        h = 1e-4
+        return torch.tensor((multiplier(math.exp(h)) - multiplier(1.0)) / h)
+
+    cases = [(f"rule={rule!r}, L={L}", dict(rule=rule, L=L)) for rule in ("su", "nope_fit", "qwen", "yarn")
+             for L in (512, 2048)]
+    run_cases("rule slopes", lambda **kw: torch.tensor(float(student(**kw))), numeric_slope, cases, atol=1e-3, rtol=1e-3)

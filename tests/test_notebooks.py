@@ -9,18 +9,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from notebooks import SOURCES, notebook_path, out_of_sync  # noqa: E402
+from notebooks import all_sources, notebook_path, out_of_sync  # noqa: E402
 
-LESSON_SOURCES = sorted(SOURCES.glob("*.py"))
+SOURCES = all_sources()  # lessons and exercise solutions
 MACHINE_PATH = re.compile(r"(/root/|/home/[^/\s]+/|/tmp/|site-packages/)")
 
 
-@pytest.mark.parametrize("source", LESSON_SOURCES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_notebook_agrees_with_its_source(source):
     assert out_of_sync(source) is None, out_of_sync(source)
 
 
-@pytest.mark.parametrize("source", LESSON_SOURCES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_notebook_is_stored_with_a_clean_run_in_order(source):
     notebook = json.loads(notebook_path(source).read_text())
     code = [c for c in notebook["cells"] if c["cell_type"] == "code"]

@@ -1,8 +1,14 @@
-"""Lessons are written as jupytext percent scripts in ``lessons/src/`` (one source of truth)
-and built into executed notebooks in ``lessons/``.
+"""Lessons and exercises are written as jupytext percent scripts (one source of truth) and
+built into notebooks:
 
-    python tools/notebooks.py build lessons/src/01_gau.py   # convert, execute, save lessons/01_gau.ipynb
-    python tools/notebooks.py build --all                   # every lesson, in order
+    lessons/src/NN.py    -> lessons/NN.ipynb                 (executed, with outputs)
+    exercises/src/NN.py  -> exercises/solutions/NN.ipynb     (executed: the instructor version)
+                         -> exercises/NN.ipynb               (the student version: every
+                            "### BEGIN SOLUTION ... ### END SOLUTION" block replaced by
+                            "# YOUR CODE HERE / raise NotImplementedError()", no outputs)
+
+    python tools/notebooks.py build lessons/src/01_gau.py   # build one
+    python tools/notebooks.py build --all                   # every lesson, then every exercise
     python tools/notebooks.py check                         # every notebook agrees with its source
 
 A notebook is built with MINILM_PROFILE=cpu so that what is stored is what CI runs.
@@ -11,7 +17,9 @@ A notebook is built with MINILM_PROFILE=cpu so that what is stored is what CI ru
 from __future__ import annotations
 
 import argparse
+import copy
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -21,10 +29,34 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "lessons" / "src"
+EXERCISE_SOURCES = ROOT / "exercises" / "src"
+SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.S | re.M)
+
+
+def is_exercise(source: Path) -> bool:
+    return source.parent.resolve() == EXERCISE_SOURCES
 
 
 def notebook_path(source: Path) -> Path:
+    """Where the executed notebook of a source lives (for an exercise: its solution notebook)."""
+    if is_exercise(source):
+        return ROOT / "exercises" / "solutions" / f"{source.stem}.ipynb"
     return source.parent.parent / f"{source.stem}.ipynb"
+
+
+def student_path(source: Path) -> Path:
+    return ROOT / "exercises" / f"{source.stem}.ipynb"
+
+
+def student_version(notebook):
+    """The notebook a student gets: solutions replaced by a stub that raises, no outputs."""
+    student = copy.deepcopy(notebook)
+    for cell in student.cells:
+        if cell.cell_type == "code":
+            cell.source = SOLUTION.sub(lambda m: f"{m[1]}# YOUR CODE HERE\n{m[1]}raise NotImplementedError()\n",
+                                       cell.source).rstrip("\n")
+            cell.outputs, cell.execution_count = [], None
+    return student
 
 
 def cells_of(notebook) -> list[tuple[str, str]]:
@@ -38,6 +70,11 @@ def out_of_sync(source: Path) -> str | None:
         return f"{target.name} is missing; build it from {source.name}"
     if cells_of(jupytext.read(source)) != cells_of(nbformat.read(target, as_version=4)):
         return f"{target.name} differs from {source.name}; rebuild it"
+    if is_exercise(source):
+        student = student_path(source)
+        if not student.exists() or (cells_of(student_version(jupytext.read(source)))
+                                    != cells_of(nbformat.read(student, as_version=4))):
+            return f"exercises/{student.name} is out of date with its solution {source.name}; rebuild it"
     return None
 
 
@@ -75,7 +112,13 @@ def build(source: Path) -> float:
     seconds = time.time() - start
     tidy_outputs(notebook)
     nbformat.write(notebook, target)
+    if is_exercise(source):
+        nbformat.write(student_version(notebook), student_path(source))
     return seconds
+
+
+def all_sources() -> list[Path]:
+    return sorted(SOURCES.glob("*.py")) + sorted(EXERCISE_SOURCES.glob("*.py"))
 
 
 def main(argv=None):
@@ -88,10 +131,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     if args.command == "check":
-        problems = [p for p in map(out_of_sync, sorted(SOURCES.glob("*.py"))) if p]
+        problems = [p for p in map(out_of_sync, all_sources()) if p]
         print("\n".join(problems) or "every notebook agrees with its source")
         return 1 if problems else 0
-    sources = sorted(SOURCES.glob("*.py")) if args.all else args.sources
+    sources = all_sources() if args.all else args.sources
     for source in sources:
         print(f"{source.name}: executed in {build(source.resolve()):.0f} s", flush=True)
     return 0

@@ -1,0 +1,61 @@
+# %% [markdown]
+# # Exercise 6 — Probing and measuring a NoPE model
+#
+# Lesson 6 read the position out of a NoPE model's hidden state with a linear probe, and
+# measured how far past its training length a model goes. Write both measurements.
+
+# %%
+import torch
+
+from minilm.checks import check_extension_ratio, check_position_probe
+
+# %% [markdown]
+# ## Task 1: a linear position probe
+#
+# `hidden` has shape `(N, T, d)`: the hidden states of `N` sequences. Fit a least-squares
+# line *with a bias* from the hidden state at each position to the position $0 \dots T-1$,
+# using sequences `0 .. n_train - 1`, and return $R^2 = 1 - \sum (\hat y - y)^2 / \sum (y - \bar y)^2$
+# on the other sequences (`torch.linalg.lstsq` solves the fit).
+
+# %%
+def position_probe_r2(hidden, n_train):
+    ### BEGIN SOLUTION
+    N, T, d = hidden.shape
+    features = torch.cat([hidden, torch.ones(N, T, 1)], dim=-1)
+    position = torch.arange(T, dtype=torch.float).expand(N, T)
+    w = torch.linalg.lstsq(features[:n_train].reshape(-1, d + 1), position[:n_train].reshape(-1, 1)).solution
+    predicted = features[n_train:].reshape(-1, d + 1) @ w
+    truth = position[n_train:].reshape(-1, 1)
+    return 1 - ((predicted - truth) ** 2).sum().item() / ((truth - truth.mean()) ** 2).sum().item()
+    ### END SOLUTION
+
+
+# %%
+check_position_probe(position_probe_r2)
+
+# %% [markdown]
+# ## Task 2: the extension ratio
+#
+# `position_loss` holds the mean loss at every position of long sequences. The reference
+# level is the mean over positions $L/2 \dots L-1$. From position $L$ on, average the loss in
+# consecutive buckets of `bucket` positions; return where the first bucket above
+# reference + `margin` starts, divided by $L$ (or `len(position_loss) / L` if none is).
+
+# %%
+def extension_ratio(position_loss, L, margin, bucket):
+    ### BEGIN SOLUTION
+    reference = position_loss[L // 2 : L].mean()
+    for start in range(L, len(position_loss), bucket):
+        if position_loss[start : start + bucket].mean() > reference + margin:
+            return start / L
+    return len(position_loss) / L
+    ### END SOLUTION
+
+
+# %%
+check_extension_ratio(extension_ratio)
+
+# %% [markdown]
+# **Going further:** use your probe on the hidden states of an untrained causal and an
+# untrained bidirectional `minilm.LM` with `pos="nope"` (capture them with a forward hook on
+# `model.blocks[i]`). Which one can the probe read, and why?

@@ -1,0 +1,59 @@
+# %% [markdown]
+# # Exercise 8 — One rule, four spellings
+#
+# Lesson 8 put the length rules of several papers and models on one plot. Write them.
+
+# %%
+import math
+
+from minilm.checks import check_length_rules, check_rule_slopes
+
+# %% [markdown]
+# ## Task 1: the multiplier on the logits
+#
+# For a model trained at length $L$, reading $n$ keys ($s = n / L$), return the multiplier of
+# - `"su"`: $\log_L n$;
+# - `"nope_fit"`: $1 + 0.397 \ln s$;
+# - `"qwen"`: $\log_L n$, but never below 1;
+# - `"yarn"`: $(0.1 \ln s + 1)^2$.
+
+# %%
+def length_rule(rule, n, L):
+    ### BEGIN SOLUTION
+    s = n / L
+    if rule == "su":
+        return math.log(n) / math.log(L)
+    if rule == "nope_fit":
+        return 1 + 0.397 * math.log(s)
+    if rule == "qwen":
+        return max(1.0, math.log(n) / math.log(L))
+    if rule == "yarn":
+        return (0.1 * math.log(s) + 1) ** 2
+    raise ValueError(f"unknown rule {rule!r}")
+    ### END SOLUTION
+
+
+# %%
+check_length_rules(length_rule)
+
+# %% [markdown]
+# ## Task 2: the c of each rule
+#
+# Near $s = 1$ every rule is $1 + c \ln s$ to first order: $c$ is the derivative of the
+# multiplier with respect to $\ln s$ at $s = 1$. Return it for each rule and training length
+# $L$ (for `"qwen"`, take the side $s > 1$).
+
+# %%
+def rule_slope(rule, L):
+    ### BEGIN SOLUTION
+    return {"su": 1 / math.log(L), "qwen": 1 / math.log(L), "nope_fit": 0.397, "yarn": 0.2}[rule]
+    ### END SOLUTION
+
+
+# %%
+check_rule_slopes(rule_slope)
+
+# %% [markdown]
+# **Going further:** plot the four rules for $L = 512$ and $n$ from 512 to 8192 on one
+# figure with a log x axis, with your $1 + c \ln s$ lines beside them. Where does each
+# first-order line stop being a good description?

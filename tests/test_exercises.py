@@ -1,0 +1,35 @@
+"""Exercises: student notebooks are generated from their solutions, and every check cell
+rejects the unsolved student version (so no check can pass vacuously)."""
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from notebooks import EXERCISE_SOURCES, out_of_sync, student_path  # noqa: E402
+
+EXERCISES = sorted(EXERCISE_SOURCES.glob("*.py"))
+
+
+@pytest.mark.parametrize("source", EXERCISES, ids=lambda p: p.stem)
+def test_solution_and_student_notebooks_agree_with_the_source(source):
+    assert out_of_sync(source) is None, out_of_sync(source)
+
+
+@pytest.mark.parametrize("source", EXERCISES, ids=lambda p: p.stem)
+def test_every_check_rejects_the_unsolved_student_notebook(source):
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(student_path(source), as_version=4)
+    assert "### BEGIN SOLUTION" not in "".join(c.source for c in notebook.cells)
+    NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(student_path(source).parent)}}).execute()
+    checks = [c for c in notebook.cells if c.cell_type == "code" and "check_" in c.source and "import" not in c.source]
+    assert checks, "an exercise without check cells"
+    for cell in checks:
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert errors and errors[0].ename == "AssertionError", cell.source
+        assert "replace the stub" in "".join(o.get("text", "") for o in cell.outputs), cell.source
