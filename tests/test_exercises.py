@@ -1,15 +1,10 @@
 """Exercises: student notebooks are generated from their solutions, and every check cell
 rejects the unsolved student version (so no check can pass vacuously)."""
 
-import sys
-from pathlib import Path
-
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from notebooks import EXERCISE_SOURCES, out_of_sync, student_path  # noqa: E402
+from notebooks import EXERCISE_SOURCES, out_of_sync, student_path  # tools/ is on the path (conftest.py)
 
 EXERCISES = sorted(EXERCISE_SOURCES.glob("*.py"))
 

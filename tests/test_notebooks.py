@@ -2,14 +2,10 @@
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from notebooks import all_sources, notebook_path, out_of_sync  # noqa: E402
+from notebooks import all_sources, notebook_path, out_of_sync  # tools/ is on the path (conftest.py)
 
 SOURCES = all_sources()  # lessons and exercise solutions
 MACHINE_PATH = re.compile(r"(/root/|/home/[^/\s]+/|/tmp/|site-packages/)")
