@@ -84,19 +84,23 @@ def first_rise(position_loss, L, bucket, threshold):
     return len(position_loss) / L
 
 
-def head_scales_without_clamp(model, batches, steps, start):
-    for p in model.parameters():
-        p.requires_grad_(False)
-    with torch.no_grad():
-        model.temperature.fill_(start)
-    model.temperature.requires_grad_(True)
-    optimizer = torch.optim.AdamW([model.temperature], lr=0.05, weight_decay=0.0)
+def adamw_steps(model, params, batches, steps, lr):
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     for _ in range(steps):
         x, y = next(batches)
         loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+
+def head_scales_without_clamp(model, batches, steps, start):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    with torch.no_grad():
+        model.temperature.fill_(start)
+    model.temperature.requires_grad_(True)
+    adamw_steps(model, [model.temperature], batches, steps, lr=0.05)
 
 
 def head_scales_clamped_at_the_end(model, batches, steps, start):
@@ -106,13 +110,7 @@ def head_scales_clamped_at_the_end(model, batches, steps, start):
 
 
 def head_scales_all_weights(model, batches, steps, start):
-    optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)
-    for _ in range(steps):
-        x, y = next(batches)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    adamw_steps(model, list(model.parameters()), batches, steps, lr=0.01)
 
 
 def not_length(n):

@@ -127,7 +127,8 @@ plt.show()
 # - **Entropy:** from $L$ to $16L$ the standard model's mean attention entropy rises by
 #   more than 1.5 nats; with $\log_L n$ it rises by less than half as much.
 # - **Accuracy:** at $4L$ and $8L$ the entropy-invariant version is ahead (we measured
-#   +1.2 to +1.9 points); at $2L$ the two are within one point of each other.
+#   +1.2 to +1.9 points); at $2L$ the two are within one point of each other; at $16L$ both
+#   have lost more than half of the accuracy they had at $L$.
 
 # %%
 for seed in P.seeds:
@@ -138,6 +139,8 @@ for seed in P.seeds:
     assert rise["standard"] > 1.5 and rise["entropy-invariant"] < rise["standard"] / 2, rise
     assert gain[4 * L] > 0 and gain[8 * L] > 0, gain
     assert abs(gain[2 * L]) < 0.01, gain
+    for label in settings:
+        assert accuracy[seed, label, 16 * L] < accuracy[seed, label, L] / 2, (seed, label)
 
 # %% [markdown]
 # **Next to Su's numbers.** The *ordering* matches from $4L$ on: the factor helps, and
