@@ -151,9 +151,9 @@ for seed in P.seeds:
           f"n = length uses {T_ft / L_mlm:.2f}")
 
 # %% [markdown]
-# The true normaliser shrinks by 10-30% when the sequence is 4x shorter; n = length
+# The true normaliser shrinks by 7-22% when the sequence is 4x shorter; n = length
 # shrinks the divisor by 75%, so every weight grows about 3x too large. Fixed n is off by
-# 10-30%; n = length is off by 3x. That is lesson 2's zero-shot result.
+# 7-22%; n = length is off by about 3x. That is lesson 2's zero-shot result.
 #
 # ## What trained attention looks like
 #
