@@ -48,3 +48,34 @@ def profile(name: str | None = None) -> Profile:
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}; allowed: {', '.join(map(repr, PROFILES))}")
     return PROFILES[name]
+
+
+# The models several lessons share. Building them in one place keeps the configs identical,
+# so a later lesson finds an earlier lesson's model in the cache instead of training again.
+
+def mlm_gau(P: Profile, vocab_size: int, norm: str, n=None, **extra):
+    """Lessons 2-4: the bidirectional GAU masked LM, trained at P.mlm_len."""
+    from .model import Config
+
+    return Config(vocab_size=vocab_size, block="gau", n_head=1, d_model=P.d_model, n_layer=P.n_layer,
+                  d_qk=P.d_qk, norm=norm, n=n, causal=False, **extra)
+
+
+def mlm_recipe(P: Profile, seed: int):
+    from .training import Recipe
+
+    return Recipe(task="mlm", length=P.mlm_len, steps=P.mlm_steps, batch_size=P.batch_size, seed=seed)
+
+
+def long_transformer(P: Profile, vocab_size: int, pos: str, **extra):
+    """Lessons 6-8: the causal Transformer of the NoPE / RoPE comparison, trained at P.nope_len."""
+    from .model import Config
+
+    return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
+                  n_layer=P.nope_layers, pos=pos, **extra)
+
+
+def long_recipe(P: Profile, seed: int):
+    from .training import Recipe
+
+    return Recipe(length=P.nope_len, steps=P.long_steps, batch_size=P.batch_size, seed=seed)

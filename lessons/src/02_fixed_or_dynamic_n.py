@@ -27,6 +27,7 @@ import torch
 
 import minilm
 from minilm import Config, Recipe, cmp
+from minilm.profiles import mlm_gau, mlm_recipe
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -127,12 +128,11 @@ for seed in P.seeds:
 
 # %%
 L_mlm = P.mlm_len
-mlm_config = Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=P.d_model,
-                    n_layer=P.n_layer, d_qk=P.d_qk, norm="relu2", n=L_mlm, causal=False)
+mlm_config = mlm_gau(P, tok.vocab_size, "relu2", n=L_mlm)   # shared with lessons 3-4 (minilm.profiles)
+print(mlm_config)
 mlm_models = {}
 for seed in P.seeds:
-    mlm_models[seed], _ = minilm.pretrained(
-        mlm_config, Recipe(task="mlm", length=L_mlm, steps=P.mlm_steps, batch_size=P.batch_size, seed=seed))
+    mlm_models[seed], _ = minilm.pretrained(mlm_config, mlm_recipe(P, seed))
     result = minilm.evaluate(mlm_models[seed], corpus, task="mlm", length=L_mlm, n_batches=8)
     print(f"seed {seed}: MLM accuracy at {L_mlm}: {100 * result['accuracy']:.1f}%  (loss {result['loss']:.3f})")
 

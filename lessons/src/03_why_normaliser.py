@@ -28,6 +28,7 @@ import torch
 
 import minilm
 from minilm import LM, Config, Recipe
+from minilm.profiles import mlm_gau, mlm_recipe
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -43,15 +44,8 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs trained at {L_mlm}")
 # (n fixed at $L_{mlm}$) and train the same GAU with softmax instead (lesson 4 uses it too).
 
 # %%
-def mlm_gau(norm, n=None):
-    return Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=P.d_model,
-                  n_layer=P.n_layer, d_qk=P.d_qk, norm=norm, n=n, causal=False)
-
-
-mlm_recipe = {seed: Recipe(task="mlm", length=L_mlm, steps=P.mlm_steps, batch_size=P.batch_size, seed=seed)
-              for seed in P.seeds}
-configs = {"softmax": mlm_gau("softmax"), "relu²": mlm_gau("relu2", n=L_mlm)}
-models = {(name, seed): minilm.pretrained(config, mlm_recipe[seed])[0]
+configs = {"softmax": mlm_gau(P, tok.vocab_size, "softmax"), "relu²": mlm_gau(P, tok.vocab_size, "relu2", n=L_mlm)}
+models = {(name, seed): minilm.pretrained(config, mlm_recipe(P, seed))[0]
           for name, config in configs.items() for seed in P.seeds}
 torch.manual_seed(0)
 untrained = LM(configs["softmax"]).eval()

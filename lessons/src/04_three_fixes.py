@@ -22,14 +22,14 @@
 # with extra steps, so "attention and softmax are a better match".
 
 # %%
-import time
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import Config, Recipe
 from minilm.bench import step_time
+from minilm.profiles import mlm_gau, mlm_recipe
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -47,26 +47,26 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.m
 # shorter on average, so it takes more steps to see as many tokens as the others.
 
 # %%
-def mlm_gau(norm, n=None):
-    return Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=P.d_model,
-                  n_layer=P.n_layer, d_qk=P.d_qk, norm=norm, n=n, causal=False)
+def gau(norm, n=None):
+    return mlm_gau(P, tok.vocab_size, norm, n)   # the config lessons 2-3 used (minilm.profiles)
 
 
 def recipe(seed, lengths=None):
     """P.mlm_steps batches of length L, or as many tokens in batches of mixed lengths."""
-    steps = P.mlm_steps if lengths is None else round(P.mlm_steps * L * len(lengths) / sum(lengths))
-    return Recipe(task="mlm", length=None if lengths else L, lengths=lengths, steps=steps,
-                  batch_size=P.batch_size, seed=seed)
+    if lengths is None:
+        return mlm_recipe(P, seed)
+    steps = round(P.mlm_steps * L * len(lengths) / sum(lengths))
+    return replace(mlm_recipe(P, seed), length=None, lengths=lengths, steps=steps)
 
 
 mixed = (L // 8, L // 4, L // 2, L)
 print(f"mixed lengths {mixed}: {recipe(0, mixed).steps} steps for the same tokens as {P.mlm_steps} steps at {L}")
 variants = {  # label: (config, recipe for a seed, attention override at evaluation)
-    "no fix: n = length": (mlm_gau("relu2", n=L), recipe, {"n": "length"}),
-    "1. n fixed": (mlm_gau("relu2", n=L), recipe, {}),
-    "2. mixed lengths, n = length": (mlm_gau("relu2", n="length"), lambda s: recipe(s, mixed), {}),
-    "3. relu² / row sum": (mlm_gau("relu2_norm"), recipe, {}),
-    "4. softmax": (mlm_gau("softmax"), recipe, {}),
+    "no fix: n = length": (gau("relu2", n=L), recipe, {"n": "length"}),
+    "1. n fixed": (gau("relu2", n=L), recipe, {}),
+    "2. mixed lengths, n = length": (gau("relu2", n="length"), lambda s: recipe(s, mixed), {}),
+    "3. relu² / row sum": (gau("relu2_norm"), recipe, {}),
+    "4. softmax": (gau("softmax"), recipe, {}),
 }
 models = {}
 for label, (config, make_recipe, _) in variants.items():

@@ -22,7 +22,8 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import LM, Config, Recipe
+from minilm import LM
+from minilm.profiles import long_recipe, long_transformer
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -41,12 +42,11 @@ print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_layers} layers x {P
 
 # %%
 def transformer(pos, causal=True):
-    return Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
-                  n_layer=P.nope_layers, pos=pos, causal=causal)
+    return long_transformer(P, tok.vocab_size, pos, causal=causal)   # shared with lessons 7-8
 
 
-recipe = {seed: Recipe(length=L, steps=P.long_steps, batch_size=P.batch_size, seed=seed) for seed in P.seeds}
-models = {(pos, seed): minilm.pretrained(transformer(pos), recipe[seed])[0]
+print(transformer("nope"))
+models = {(pos, seed): minilm.pretrained(transformer(pos), long_recipe(P, seed))[0]
           for pos in ("rope", "nope") for seed in P.seeds}
 
 # %% [markdown]

@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import Config, Recipe, RopeScaling
+from minilm import Recipe, RopeScaling
+from minilm.profiles import long_recipe, long_transformer
 from minilm.scaling import mean_loss, train_head_scales, uniform_temperature_search
 
 P = minilm.profile()
@@ -37,11 +38,10 @@ print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_layers
 
 
 def transformer(pos, **extra):
-    return Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
-                  n_layer=P.nope_layers, pos=pos, **extra)
+    return long_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's models (minilm.profiles)
 
 
-recipe = {seed: Recipe(length=L, steps=P.long_steps, batch_size=P.batch_size, seed=seed) for seed in P.seeds}
+recipe = {seed: long_recipe(P, seed) for seed in P.seeds}
 models = {(pos, seed): minilm.pretrained(transformer(pos), recipe[seed])[0]
           for pos in ("rope", "nope") for seed in P.seeds}
 

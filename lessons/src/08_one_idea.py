@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import Config, Recipe
+from minilm.profiles import long_recipe, long_transformer
 from minilm.scaling import mean_loss, train_head_scales, uniform_temperature_search
 
 P = minilm.profile()
@@ -80,11 +80,10 @@ plt.show()
 
 # %%
 def nope(**extra):
-    return Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
-                  n_layer=P.nope_layers, pos="nope", **extra)
+    return long_transformer(P, tok.vocab_size, "nope", **extra)   # lesson 6's NoPE (minilm.profiles)
 
 
-recipe = {seed: Recipe(length=L, steps=P.long_steps, batch_size=P.batch_size, seed=seed) for seed in P.seeds}
+recipe = {seed: long_recipe(P, seed) for seed in P.seeds}
 plain = {seed: minilm.pretrained(nope(), recipe[seed])[0] for seed in P.seeds}
 learned = {seed: minilm.pretrained(nope(logn_base=L, learn_temperature=True), recipe[seed])[0] for seed in P.seeds}
 for seed in P.seeds:
