@@ -1,21 +1,27 @@
 """minilm: the small library under the course on attention and length generalization.
 
-    from minilm import Config, LM, attend, pretrained, Recipe, default_corpus
+    import minilm
+    model, history = minilm.pretrained(config, minilm.Recipe(length=64, steps=500))
+
+Layers, bottom to top (each imports only from those below it): ``validation``; ``data`` and
+``model``; ``training``; ``measure``; ``scaling``; ``profiles``; then ``checks`` (the exercise
+grader) and ``bench`` (a command-line benchmark), which ``import minilm`` does not load.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-from .checks import cmp  # noqa: E402
-from .data import (  # noqa: E402
-    CharTokenizer, Corpus, batches, causal_batch, default_corpus, mlm_batch, passkey_prompt,
+from .data import Corpus, batches, default_corpus, passkey_prompt
+from .measure import (
+    attention_entropy, bucket_means, entropy, eval_batches, evaluate, extension_ratio, growth_exponent,
+    log_normalisers, loss_by_length, loss_by_position, ngram_baselines, passkey_accuracy, position_probe_r2,
+    prefix_gap, step_time,
 )
-from .measure import (  # noqa: E402
-    attention_entropy, bucket_means, entropy, eval_batches, evaluate, growth_exponent,
-    extension_ratio, log_normalisers, loss_by_length, loss_by_position, ngram_baselines, passkey_accuracy, token_losses,
+from .model import LM, Config, RopeScaling, apply_rope, attend, logn_factor, rope_angles, yarn_logit_scale
+from .profiles import (
+    causal_gau, causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe, nope_rope_recipe,
+    nope_rope_transformer, profile,
 )
-from .model import (  # noqa: E402
-    LM, Config, RopeScaling, apply_rope, attend, attention_scores, attention_weights, log_row_sums,
-    logn_factor, rope_angles, rope_frequencies, yarn_logit_scale,
+from .scaling import (
+    NOPE_FIT_C, fit_log_slope, length_rule, mean_loss, train_head_scales, uniform_temperature_search,
 )
-from .profiles import Profile, profile  # noqa: E402
-from .training import Recipe, generate, lm_loss, pick_device, pretrained, train  # noqa: E402
+from .training import Recipe, generate, lm_loss, pick_device, pretrained, train

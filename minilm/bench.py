@@ -9,14 +9,14 @@
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 from torch import nn
 
 from .data import batches, default_corpus
 from .model import LM, Config
-from .training import lm_loss, pick_device
+from .measure import step_time
+from .training import pick_device
 
 
 class ReferenceLM(nn.Module):
@@ -35,25 +35,6 @@ class ReferenceLM(nn.Module):
         mask = nn.Transformer.generate_square_subsequent_mask(T, device=idx.device)
         x = self.encoder(self.embed(idx), mask=mask, is_causal=True)
         return self.ln_out(x) @ self.embed.weight.T
-
-
-def step_time(model, x, y, repeats: int) -> float:
-    """Median seconds of one training step (forward, backward, AdamW) after two warm-up steps."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    times = []
-    for i in range(repeats + 2):
-        if x.is_cuda:
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        loss = lm_loss(model(x), y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if x.is_cuda:
-            torch.cuda.synchronize()
-        if i >= 2:
-            times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
 
 
 def main(argv=None):

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import torch
 
+from .validation import finite_number, integer, one_of, positive_int, positive_ints
+
 MASK = "\x00"          # the mask symbol of masked-LM batches; never occurs in text
+TASKS = ("causal", "mlm")
 IGNORE_INDEX = -100    # targets that carry no loss (cross_entropy's default ignore_index)
 PASSKEY_FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
 PASSKEY_QUESTION = "What is the pass key? The pass key is "
@@ -50,27 +53,41 @@ class Corpus:
     name: str
 
     def __post_init__(self):
+        if not isinstance(self.text, str) or not isinstance(self.name, str):
+            raise ValueError(f"Corpus needs a text and a name, both str; got {type(self.text).__name__} "
+                             f"and {type(self.name).__name__}")
+        if MASK in self.text:  # it would silently become the mask symbol of masked-LM batches
+            raise ValueError(f"corpus {self.name!r} contains the NUL character (\\x00) at position "
+                             f"{self.text.index(MASK)}; minilm reserves it for the mask symbol: remove it")
         self.tokenizer = CharTokenizer(self.text)
         ids = self.tokenizer.encode(self.text)
         cut = int(0.9 * len(ids))
         self.train, self.val = ids[:cut], ids[cut:]
         self.fingerprint = hashlib.sha256(self.text.encode()).hexdigest()[:16]
 
+    def __repr__(self) -> str:  # the dataclass default would print the whole text
+        return (f"Corpus({self.name!r}: {len(self.text):,} characters, {self.tokenizer.vocab_size} symbols, "
+                f"fingerprint {self.fingerprint})")
+
     @classmethod
     def python_docs(cls) -> "Corpus":
         """The Python reference documentation, shipped with every Python (no download)."""
-        from pydoc_data.topics import topics
+        from pydoc_data.topics import topics  # here, not at the top: half a megabyte, read only when used
 
         return cls("\n\n".join(topics[key] for key in sorted(topics)), name="pydoc_data.topics")
 
     @classmethod
     def from_file(cls, path) -> "Corpus":
         path = Path(path)
-        return cls(path.read_text(encoding="utf-8"), name=path.name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start}); "
+                             "convert it to UTF-8 first") from None
+        return cls(text, name=path.name)
 
     def split(self, split: str) -> torch.Tensor:
-        if split not in ("train", "val"):
-            raise ValueError(f"split must be 'train' or 'val'; got {split!r}")
+        one_of("split", split, ("train", "val"))
         return self.train if split == "train" else self.val
 
 
@@ -85,12 +102,8 @@ def default_corpus() -> Corpus:
     return _DEFAULT_CORPUS
 
 
-def _check_length(length):
-    if not (isinstance(length, int) and not isinstance(length, bool) and length > 0):
-        raise ValueError(f"length must be a positive int; got {length!r}")
-
-
 def _windows(ids: torch.Tensor, batch_size: int, length: int, generator: torch.Generator):
+    positive_int("batch_size", batch_size)
     if length > len(ids):
         raise ValueError(f"length {length} is longer than the text ({len(ids)} tokens)")
     starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)
@@ -99,7 +112,7 @@ def _windows(ids: torch.Tensor, batch_size: int, length: int, generator: torch.G
 
 def causal_batch(ids, batch_size: int, length: int, generator=None):
     """Random windows for next-token prediction: inputs x (B, T) and targets y = x shifted by one."""
-    _check_length(length)
+    positive_int("length", length)
     window = _windows(ids, batch_size, length + 1, generator)
     return window[:, :-1], window[:, 1:]
 
@@ -108,7 +121,8 @@ def mlm_batch(ids, batch_size: int, length: int, mask_id: int, vocab_size: int, 
               mask_prob: float = 0.15):
     """BERT-style masked LM: 15% of positions are targets; of those 80% become the mask symbol,
     10% a random symbol, 10% stay. Other targets are IGNORE_INDEX. Returns (x, y), both (B, T)."""
-    _check_length(length)
+    positive_int("length", length)
+    finite_number("mask_prob", mask_prob, at_least=0, at_most=1)
     clean = _windows(ids, batch_size, length, generator)
     chosen = torch.rand(clean.shape, generator=generator) < mask_prob
     y = torch.where(chosen, clean, torch.full_like(clean, IGNORE_INDEX))
@@ -125,17 +139,29 @@ def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=
 
     task: 'causal' (next token) or 'mlm' (masked LM). Give ``length`` for one length,
     or ``lengths`` (a list) for mixed-length training: each batch draws one of them.
+    The arguments are checked here, at the call, not at the first next().
     """
-    if task not in ("causal", "mlm"):
-        raise ValueError(f"unknown task {task!r}; allowed: 'causal', 'mlm'")
+    one_of("task", task, TASKS)
     if (length is None) == (lengths is None):
         raise ValueError("give exactly one of length (one length) or lengths (mixed lengths)")
+    if lengths is None:
+        positive_int("length", length)
+    else:
+        positive_ints("lengths", lengths)
     choices = [length] if lengths is None else list(lengths)
-    for each in choices:
-        _check_length(each)
+    positive_int("batch_size", batch_size)
+    integer("seed", seed)
+    ids = corpus.split(split)
+    window = max(choices) + (task == "causal")  # a causal window holds the inputs and one more target
+    if window > len(ids):
+        raise ValueError(f"length {max(choices)} is too long for the {split} split of corpus {corpus.name!r} "
+                         f"({len(ids)} tokens)")
+    return _stream(corpus, ids, task, batch_size, choices, seed)
+
+
+def _stream(corpus, ids, task, batch_size, choices, seed):
     generator = torch.Generator().manual_seed(seed)
     pick = random.Random(seed)
-    ids = corpus.split(split)
     tok = corpus.tokenizer
     while True:
         T = pick.choice(choices)
@@ -152,8 +178,11 @@ def passkey_prompt(length: int, depth: float, key: int, filler: str = PASSKEY_FI
     placed at ``depth`` (0 = start, 1 = end of the filler), then "What is the pass key?
     The pass key is ". The answer is str(key).
     """
-    if not 0 <= depth <= 1:
-        raise ValueError(f"depth must be in [0, 1]; got {depth!r}")
+    positive_int("length", length)
+    finite_number("depth", depth, at_least=0, at_most=1)
+    integer("key", key, at_least=0)
+    if not isinstance(filler, str) or not filler:
+        raise ValueError(f"filler must be a non-empty str (it is repeated to fill the prompt); got {filler!r}")
     needle = f"The pass key is {key}. Remember it. {key} is the pass key. "
     filler_len = length - len(needle) - len(PASSKEY_QUESTION)
     if filler_len < 0:

@@ -7,24 +7,25 @@ Keyword overrides (``n=...``, ``logn_base=...``) are passed to ``model(idx, ...)
 
 from __future__ import annotations
 
+import time
+
 import torch
 import torch.nn.functional as F
 
-from .data import IGNORE_INDEX, Corpus, batches
+from .data import IGNORE_INDEX, Corpus, batches, passkey_prompt
 from .model import log_row_sums
+from .training import lm_loss
+from .validation import finite_number, positive_int, positive_ints
 
 EVAL_SEED = 1234
 
 
 def eval_batches(corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
-                 seed: int = EVAL_SEED):
-    """A fixed list of validation batches (the same for every model)."""
+                 seed: int = EVAL_SEED, device=None):
+    """A fixed list of (x, y) validation batches (the same for every model), on ``device``
+    (pass ``model.device``; default the CPU)."""
     stream = batches(corpus, task=task, batch_size=batch_size, length=length, split="val", seed=seed)
-    return [next(stream) for _ in range(n_batches)]
-
-
-def _device(model):
-    return next(model.parameters()).device
+    return [(x.to(device), y.to(device)) for x, y in (next(stream) for _ in range(n_batches))]
 
 
 @torch.no_grad()
@@ -34,11 +35,11 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
 
     For 'mlm', positions that are not targets hold NaN (loss) and False (correct).
     """
+    positive_int("n_batches", n_batches)
     model.eval()
     losses, correct = [], []
     for x, y in eval_batches(corpus, task=task, length=length, batch_size=batch_size,
-                             n_batches=n_batches):
-        x, y = x.to(_device(model)), y.to(_device(model))
+                             n_batches=n_batches, device=model.device):
         logits = model(x, **overrides)
         loss = F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE_INDEX, reduction="none")
         counted = y != IGNORE_INDEX
@@ -53,6 +54,9 @@ def evaluate(model, corpus: Corpus, *, task: str, length: int, batch_size: int =
     loss, correct = token_losses(model, corpus, task=task, length=length, batch_size=batch_size,
                                  n_batches=n_batches, **overrides)
     counted = ~loss.isnan()
+    if not counted.any():  # a mean over no targets: 0 / 0
+        raise ValueError(f"no {task} targets to evaluate in {n_batches} batches of {batch_size} x {length} "
+                         "(masked LM picks 15% of positions); use longer or more batches")
     return {"loss": loss[counted].mean().item(),
             "accuracy": correct.sum().item() / counted.sum().item()}
 
@@ -60,6 +64,8 @@ def evaluate(model, corpus: Corpus, *, task: str, length: int, batch_size: int =
 def loss_by_length(model, corpus: Corpus, lengths, *, task: str = "causal", tokens: int = 16384,
                    **overrides) -> dict:
     """{length: mean validation loss}, each length seeing about ``tokens`` tokens."""
+    positive_ints("lengths", list(lengths) if isinstance(lengths, range) else lengths)
+    positive_int("tokens", tokens)
     return {L: evaluate(model, corpus, task=task, length=L, batch_size=max(1, tokens // L // 4),
                         n_batches=4, **overrides)["loss"]
             for L in lengths}
@@ -73,9 +79,21 @@ def loss_by_position(model, corpus: Corpus, length: int, *, batch_size: int = 8,
     return loss.mean(dim=0)
 
 
+@torch.no_grad()
+def prefix_gap(model, idx: torch.Tensor, T: int, **overrides) -> float:
+    """max |logits(x_{<T}) - logits(x)_{<T}|: how far the first T positions of a sequence, run
+    alone, are from what they computed inside the longer sequence (0 for a causal model whose
+    rows do not depend on the sequence length)."""
+    idx = idx.to(model.device)
+    return (model(idx[:, :T], **overrides) - model(idx, **overrides)[:, :T]).abs().max().item()
+
+
 def bucket_means(values: torch.Tensor, bucket: int) -> torch.Tensor:
     """Average the last dimension in consecutive buckets of ``bucket`` positions (a partial last bucket too)."""
+    positive_int("bucket", bucket)
     T = values.shape[-1]
+    if T == 0:
+        raise ValueError(f"bucket_means needs at least one value in the last dimension; got shape {tuple(values.shape)}")
     return torch.stack([values[..., s : s + bucket].mean(-1) for s in range(0, T, bucket)], dim=-1)
 
 
@@ -94,7 +112,7 @@ def entropy(weights: torch.Tensor) -> torch.Tensor:
 def attention_entropy(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     """Attention entropy per layer, head and query position, averaged over the batch: (n_layer, H, T)."""
     model.eval()
-    _, weights = model(idx.to(_device(model)), return_weights=True, **overrides)
+    _, weights = model(idx.to(model.device), return_weights=True, **overrides)
     return torch.stack([entropy(w).mean(0) for w in weights]).cpu()
 
 
@@ -106,7 +124,7 @@ def log_normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     (what relu2_norm divides by, and what relu2 replaces with n). Averaging log Z (not Z)
     keeps a few rows with huge logits from dominating."""
     model.eval()
-    _, scores = model(idx.to(_device(model)), return_scores=True, **overrides)
+    _, scores = model(idx.to(model.device), return_scores=True, **overrides)
     norm = "softmax" if model.config.norm == "softmax" else "relu2"
     return torch.stack([log_row_sums(s, norm=norm).mean(0) for s in scores]).cpu()
 
@@ -129,12 +147,38 @@ def ngram_baselines(corpus: Corpus, smoothing: float = 0.01) -> dict:
     return {"unigram": unigram_nll, "bigram": bigram_nll}
 
 
+def position_probe_r2(hidden: torch.Tensor, n_train: int) -> float:
+    """R^2 of a linear probe from hidden states to positions: how much position a layer holds.
+
+    hidden (N, T, d) for N sequences; the target of h_{s,t} is its position t. Fit
+    w = argmin_w sum_{s < n_train} sum_t ([h_{s,t}, 1] . w - t)^2 (least squares, with a bias),
+    then score it on the other sequences: R^2 = 1 - sum (t_hat - t)^2 / sum (t - mean t)^2.
+    1: the position can be read off linearly; 0 or less: no better than the mean position."""
+    hidden = hidden.detach().cpu().float()  # a small fit, done on the CPU on every device
+    N, T, d = hidden.shape
+    features = torch.cat([hidden, torch.ones(N, T, 1)], dim=-1)
+    position = torch.arange(T, dtype=torch.float).expand(N, T)
+    w = torch.linalg.lstsq(features[:n_train].reshape(-1, d + 1), position[:n_train].reshape(-1, 1)).solution
+    predicted = features[n_train:].reshape(-1, d + 1) @ w
+    truth = position[n_train:].reshape(-1, 1)
+    return 1 - ((predicted - truth) ** 2).sum().item() / ((truth - truth.mean()) ** 2).sum().item()
+
+
 def growth_exponent(ns, values) -> float:
     """b in value ~ a * n^b, by a least-squares line through (log n, log value).
 
     b = 1: grows like n (O(n)); b = 0: does not grow (O(1))."""
-    x = torch.log(torch.as_tensor(ns, dtype=torch.float64))
-    y = torch.log(torch.as_tensor(values, dtype=torch.float64))
+    ns, values = torch.as_tensor(ns, dtype=torch.float64), torch.as_tensor(values, dtype=torch.float64)
+    if ns.ndim != 1 or ns.shape != values.shape or len(ns) < 2:
+        raise ValueError(f"growth_exponent needs two or more (n, value) pairs, as many ns as values; "
+                         f"got {ns.tolist()} and {values.tolist()}")
+    for name, v in (("ns", ns), ("values", values)):
+        if not (v.isfinite() & (v > 0)).all():  # a log of 0 or less is no line
+            raise ValueError(f"growth_exponent fits logs: every one of {name} must be finite and > 0; got {v.tolist()}")
+    if (ns == ns[0]).all():
+        raise ValueError(f"growth_exponent needs at least two different ns; got {ns.tolist()}")
+    x = torch.log(ns)
+    y = torch.log(values)
     x, y = x - x.mean(), y - y.mean()
     return float((x * y).sum() / (x * x).sum())
 
@@ -147,8 +191,10 @@ def passkey_accuracy(model, tokenizer, lengths, depths, *, trials: int = 8, seed
     For each (length, depth): ``trials`` prompts with random 5-digit keys (see
     data.passkey_prompt); the model decodes greedily as many characters as the key has,
     and a trial counts when they are exactly the key."""
-    from .data import passkey_prompt
-
+    positive_ints("lengths", lengths)
+    if not isinstance(depths, (list, tuple)) or not depths:
+        raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
+    positive_int("trials", trials)
     model.eval()
     generator = torch.Generator().manual_seed(seed)
     result = torch.zeros(len(lengths), len(depths))
@@ -156,7 +202,7 @@ def passkey_accuracy(model, tokenizer, lengths, depths, *, trials: int = 8, seed
         for b, depth in enumerate(depths):
             keys = torch.randint(10000, 100000, (trials,), generator=generator).tolist()
             prompts = [passkey_prompt(length, depth, key) for key in keys]
-            idx = torch.stack([tokenizer.encode(text) for text, _ in prompts]).to(_device(model))
+            idx = torch.stack([tokenizer.encode(text) for text, _ in prompts]).to(model.device)
             for _ in range(5):
                 next_ids = model(idx, **overrides)[:, -1].argmax(-1, keepdim=True)
                 idx = torch.cat([idx, next_ids], dim=1)
@@ -173,6 +219,14 @@ def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: floa
     buckets (default L/8 wide); the ratio is where the first bucket above reference + margin
     starts, divided by L (1.0: it fails right past L). If no bucket rises, the evaluated
     length / L (a lower bound)."""
+    positive_int("train_len", train_len)
+    finite_number("margin", margin, at_least=0)
+    if bucket is not None:
+        positive_int("bucket", bucket)
+    if not torch.is_tensor(position_loss) or position_loss.ndim != 1 or len(position_loss) <= train_len:
+        got = tuple(position_loss.shape) if torch.is_tensor(position_loss) else type(position_loss).__name__
+        raise ValueError(f"position_loss must be a 1-D tensor longer than train_len={train_len} (positions "
+                         f"past L are what is measured); got {got}")
     L = train_len
     bucket = bucket or max(1, L // 8)
     reference = position_loss[L // 2 : L].mean()
@@ -181,3 +235,31 @@ def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: floa
     if len(above) == 0:
         return len(position_loss) / L
     return (L + int(above[0]) * bucket) / L
+
+
+def _synchronize(device: torch.device) -> None:
+    """Wait for the accelerator: its kernels run asynchronously, so a clock read alone measures nothing."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def step_time(model, x, y, repeats: int = 5) -> float:
+    """Median seconds of one training step (forward, backward, AdamW) on the batch (x, y), after
+    two warm-up steps. x and y are moved to the model's device."""
+    device = next(model.parameters()).device  # any nn.Module: the benchmark times torch's own model too
+    x, y = x.to(device), y.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    times = []
+    for i in range(repeats + 2):
+        _synchronize(device)
+        start = time.perf_counter()
+        loss = lm_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        _synchronize(device)
+        if i >= 2:
+            times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]

@@ -17,6 +17,8 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
+from .validation import boolean, finite_number, one_of, positive_int
+
 NORMS = ("softmax", "relu2", "relu2_norm")
 N_MODES = ("length", "row")  # besides a positive int (a fixed n)
 BLOCKS = ("gau", "transformer")
@@ -38,24 +40,26 @@ def keys_seen(T: int, causal: bool, device=None) -> torch.Tensor:
 
 def logn_factor(T: int, base: float, causal: bool, device=None) -> torch.Tensor:
     """Entropy invariance: row i's logits are multiplied by log(n_i) / log(L), L = base. Shape (T,)."""
+    finite_number("logn_base", base, above=1, why="the training length L")
     return keys_seen(T, causal, device).log() / math.log(base)
 
 
 def check_attention_setting(norm, n, logn_base):
     """Raise ValueError unless (norm, n, logn_base) is a valid attention setting."""
-    if norm not in NORMS:
-        raise ValueError(f"unknown attention norm {norm!r}; allowed: {', '.join(map(repr, NORMS))}")
+    one_of("attention norm", norm, NORMS)
     if norm == "relu2":
-        fixed_n = isinstance(n, int) and not isinstance(n, bool) and n > 0
-        if not (fixed_n or n in N_MODES):
-            raise ValueError(
-                f"norm='relu2' needs n: a positive int (fixed n), 'length' or 'row'; got n={n!r}"
-            )
+        if not (isinstance(n, str) and n in N_MODES):
+            try:
+                positive_int("n", n)
+            except ValueError:
+                raise ValueError(
+                    f"norm='relu2' needs n: a positive int (fixed n), 'length' or 'row'; got n={n!r}"
+                ) from None
     elif n is not None:
         raise ValueError(f"n={n!r} only applies to norm='relu2'; norm={norm!r} takes no n")
-    if logn_base is not None and not (isinstance(logn_base, (int, float)) and not isinstance(logn_base, bool)
-                                      and logn_base > 1):
-        raise ValueError(f"logn_base must be a number > 1 (the training length L); got {logn_base!r}")
+    if logn_base is not None:
+        # inf would make every log-n factor 0: uniform attention, never what was meant
+        finite_number("logn_base", logn_base, above=1, why="the training length L")
 
 
 def _check_attend_args(q, k, v, norm, n, scale, logn_base):
@@ -78,9 +82,12 @@ def _logit_multiplier(q, scale, logn_base, causal):
     lets the fused kernel compute the same logits.
     """
     multiplier = None
-    if scale is not None:
-        multiplier = scale.view(-1, 1, 1) if torch.is_tensor(scale) else torch.tensor(float(scale))
-        multiplier = multiplier.to(q)
+    if torch.is_tensor(scale):
+        multiplier = scale.view(-1, 1, 1).to(q)
+    elif scale is not None:
+        # nan or inf gives zeros from the fused CPU kernel for short rows and nan for long ones
+        finite_number("scale", scale, why="a temperature: None, a number or a (H,) tensor")
+        multiplier = torch.tensor(float(scale)).to(q)
     if logn_base is not None:
         logn = logn_factor(q.shape[2], logn_base, causal, q.device).to(q).view(-1, 1)
         multiplier = logn if multiplier is None else multiplier * logn
@@ -109,27 +116,44 @@ def softmax_weights(scores: torch.Tensor) -> torch.Tensor:
     return scores.softmax(dim=-1)
 
 
+def relu2_divisor(T: int, n, causal: bool, device=None) -> torch.Tensor:
+    """What row i of relu^2 attention is divided by: n fixed, T (n='length') or n_i (n='row'). Shape (T, 1)."""
+    if n == "row":
+        return keys_seen(T, causal, device).view(T, 1)
+    return torch.full((T, 1), float(T if n == "length" else n), device=device)
+
+
 def relu2_weights(scores: torch.Tensor, n, causal: bool) -> torch.Tensor:
-    """a_ij = relu(S_ij)^2 / n, with n fixed, n = T ('length') or n = n_i ('row')."""
-    T = scores.shape[-1]
-    if n == "length":
-        divisor = float(T)
-    elif n == "row":
-        divisor = keys_seen(T, causal, scores.device).to(scores).view(-1, 1)
-    else:
-        divisor = float(n)
-    return F.relu(scores).square() / divisor
+    """a_ij = relu(S_ij)^2 / n, with n fixed, n = T ('length') or n = n_i ('row') (see relu2_divisor).
+
+    Computed as (relu(S_ij) / sqrt(n))^2, the same number: relu(S)^2 alone overflows
+    float16 from S = 256 even where the weight itself is representable."""
+    root_n = relu2_divisor(scores.shape[-1], n, causal, scores.device).sqrt().to(scores)
+    return (F.relu(scores) / root_n).square()
+
+
+def _relu_over_row_peak(scores: torch.Tensor):
+    """(r, m): m_i = max_j relu(S_ij) and r_ij = relu(S_ij) / m_i, in [0, 1] (r = 0 where m_i = 0)."""
+    relu = F.relu(scores)
+    peak = relu.amax(dim=-1, keepdim=True)
+    return relu / torch.where(peak > 0, peak, torch.ones_like(peak)), peak
 
 
 def relu2_norm_weights(scores: torch.Tensor) -> torch.Tensor:
-    """a_ij = relu(S_ij)^2 / Z_i,  Z_i = sum_j relu(S_ij)^2; a row with Z_i = 0 gets zero weights."""
-    r = F.relu(scores).square()
+    """a_ij = relu(S_ij)^2 / Z_i,  Z_i = sum_j relu(S_ij)^2; a row with Z_i = 0 gets zero weights.
+
+    Computed as r_ij^2 / sum_j r_ij^2 with r_ij = relu(S_ij) / max_j relu(S_ij), the same
+    number: every r_ij is in [0, 1], so nothing overflows (relu(S)^2 overflows float16 from
+    S = 256, and its row sum earlier still)."""
+    r, _ = _relu_over_row_peak(scores)
+    r = r.square()
     z = r.sum(dim=-1, keepdim=True)
     return r / torch.where(z > 0, z, torch.ones_like(z))
 
 
 def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=None) -> torch.Tensor:
     """Turn logits S into weights A by the chosen normalisation. Masked keys (-inf) get weight 0."""
+    check_attention_setting(norm, n, None)
     if norm == "softmax":
         return softmax_weights(scores)
     if norm == "relu2":
@@ -140,10 +164,13 @@ def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=No
 def log_row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
     """log Z_i, the log of the normaliser each row would need: Z_i = sum_j exp(S_ij) for softmax
     (computed as a logsumexp, so large logits do not overflow), Z_i = sum_j relu(S_ij)^2 for relu^2
-    (-inf for a row of zeros)."""
+    (-inf for a row of zeros), computed as 2 log m_i + log sum_j (relu(S_ij) / m_i)^2 with
+    m_i = max_j relu(S_ij), so it does not overflow either. norm='relu2_norm' is the same Z_i."""
+    one_of("attention norm", norm, NORMS)
     if norm == "softmax":
         return scores.logsumexp(dim=-1)
-    return F.relu(scores).square().sum(dim=-1).log()
+    r, peak = _relu_over_row_peak(scores)
+    return 2 * peak.squeeze(-1).log() + r.square().sum(dim=-1).log()
 
 
 def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_base=None,
@@ -154,22 +181,39 @@ def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_bas
     norm='relu2':      a_ij = relu(S_ij)^2 / n   (n: a positive int, 'length' = T, or 'row' = n_i)
     norm='relu2_norm': a_ij = relu(S_ij)^2 / sum_j relu(S_ij)^2
 
-    q, k: (B, H, T, d); v: (B, H, T, e). scale: None, a float, or a (H,) tensor.
+    q, k: (B, H, T, d); v: (B, H, T, e). scale: None, a finite float, or a (H,) tensor: it
+    multiplies the logits *on top of* 1 / sqrt(d) (unlike the ``scale`` of PyTorch's
+    F.scaled_dot_product_attention, which replaces 1 / sqrt(d)).
     logn_base: L, or None for no log-n factor. Returns out (B, H, T, e), and with
-    return_weights=True the pair (out, weights (B, H, T, T)).
+    return_weights=True the pair (out, weights (B, H, T, T)), in the dtype of q.
+    float16 and bfloat16 are computed in float32 and cast back, as the fused kernel does.
     """
     _check_attend_args(q, k, v, norm, n, scale, logn_base)
+    if torch.is_tensor(scale) and not torch.isfinite(scale).all().item():  # one host-device sync
+        raise ValueError(f"scale must be finite (one temperature per head); got {scale.tolist()}")
+    return _attend(q, k, v, norm=norm, causal=causal, n=n, scale=scale, logn_base=logn_base,
+                   return_weights=return_weights)
+
+
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _attend(q, k, v, *, norm, causal, n, scale, logn_base, return_weights=False):
+    """attend() on checked arguments (LM.forward checks its temperatures once, not once per layer)."""
+    # The fused kernel computes softmax(q' k^T / sqrt(d)) v; folding the multiplier
+    # into q' gives exactly the logits above, rounded the same way on both paths.
+    multiplier = _logit_multiplier(q, scale, logn_base, causal)
+    if multiplier is not None:
+        q = q * multiplier
     if norm == "softmax" and not return_weights:
-        # The fused kernel computes softmax(q' k^T / sqrt(d)) v; folding the
-        # multiplier into q' gives exactly the logits above.
-        multiplier = _logit_multiplier(q, scale, logn_base, causal)
-        if multiplier is not None:
-            q = q * multiplier
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    scores = attention_scores(q, k, causal=causal, scale=scale, logn_base=logn_base)
+    dtype = q.dtype
+    if dtype in LOW_PRECISION:  # q k^T, exp and row sums overflow float16 long before the weights do
+        q, k, v = q.float(), k.float(), v.float()
+    scores = attention_scores(q, k, causal=causal)
     weights = attention_weights(scores, norm=norm, causal=causal, n=n)
     out = torch.einsum("b h i j, b h j e -> b h i e", weights, v)
-    return (out, weights) if return_weights else out
+    return (out.to(dtype), weights.to(dtype)) if return_weights else out.to(dtype)
 
 
 # ----------------------------------------------------------------------------
@@ -195,19 +239,30 @@ class RopeScaling:
     train_len: int
 
     def __post_init__(self):
-        if self.kind not in ROPE_SCALINGS:
-            raise ValueError(f"unknown RoPE scaling {self.kind!r}; allowed: {', '.join(map(repr, ROPE_SCALINGS))}")
-        if not (isinstance(self.factor, (int, float)) and not isinstance(self.factor, bool) and self.factor >= 1):
-            raise ValueError(f"RoPE scaling factor must be a number >= 1 (target / training length); got {self.factor!r}")
-        if not (isinstance(self.train_len, int) and not isinstance(self.train_len, bool) and self.train_len > 0):
-            raise ValueError(f"RoPE scaling train_len must be a positive int; got {self.train_len!r}")
+        one_of("RoPE scaling", self.kind, ROPE_SCALINGS)
+        # inf would turn the frequencies into 0 or nan
+        finite_number("RoPE scaling factor", self.factor, at_least=1, why="target / training length")
+        positive_int("RoPE scaling train_len", self.train_len)
 
 
 YARN_ALPHA, YARN_BETA = 1.0, 32.0  # YaRN's ramp: below 1 turn interpolate fully, above 32 keep
 
 
+def _check_rope_args(dim, base, scaling):
+    positive_int("RoPE dim", dim)
+    if dim % 2:
+        raise ValueError(f"RoPE rotates pairs of dimensions; the query width {dim} must be even")
+    finite_number("rope_base", base, above=1, why="theta_i = base^(-2i/dim) must fall with i")
+    if scaling is not None and not isinstance(scaling, RopeScaling):
+        raise ValueError(f"rope_scaling must be None or a RopeScaling(kind, factor, train_len); got {scaling!r}")
+    if scaling is not None and scaling.kind == "ntk" and dim == 2:
+        # base * s^(dim / (dim - 2)): one frequency pair leaves nothing to rescale but the fastest
+        raise ValueError("NTK-aware RoPE scaling needs a query width > 2 (it divides by dim - 2); got 2")
+
+
 def rope_frequencies(dim: int, base: float = 10000.0, scaling: RopeScaling | None = None, device=None):
     """theta_i = base^(-2i/dim), i < dim/2, changed by ``scaling`` (see RopeScaling). Shape (dim/2,)."""
+    _check_rope_args(dim, base, scaling)
     exponents = torch.arange(0, dim, 2, device=device, dtype=torch.float32) / dim
     if scaling is None:
         return base ** -exponents
@@ -271,37 +326,59 @@ class Config:
     learn_temperature: bool = False  # train model.temperature with the rest (with logn_base: Scalable-Softmax)
 
     def __post_init__(self):
-        def positive_int(name):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
-                raise ValueError(f"Config.{name} must be a positive int; got {value!r}")
-
         for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_qk", "expansion", "max_len"):
-            positive_int(name)
-        if self.block not in BLOCKS:
-            raise ValueError(f"unknown block {self.block!r}; allowed: {', '.join(map(repr, BLOCKS))}")
-        if self.pos not in POSITIONS:
-            raise ValueError(f"unknown pos {self.pos!r}; allowed: {', '.join(map(repr, POSITIONS))}")
+            positive_int(f"Config.{name}", getattr(self, name))
+        one_of("block", self.block, BLOCKS)
+        one_of("pos", self.pos, POSITIONS)
+        boolean("Config.causal", self.causal)
+        boolean("Config.learn_temperature", self.learn_temperature)
         if self.block == "gau" and self.n_head != 1:
             raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={self.n_head})")
         if self.block == "transformer" and self.d_model % self.n_head:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
-        head_dim = self.d_qk if self.block == "gau" else self.d_model // self.n_head
-        if self.pos == "rope" and head_dim % 2:
-            raise ValueError(f"RoPE rotates pairs of dimensions; the query width {head_dim} must be even")
+        self._refuse_ignored_settings()
         check_attention_setting(self.norm, self.n, self.logn_base)
         if isinstance(self.rope_scaling, dict):  # as read back from to_dict()
+            if set(self.rope_scaling) != {"kind", "factor", "train_len"}:
+                raise ValueError("Config.rope_scaling as a dict needs exactly the keys 'kind', 'factor', "
+                                 f"'train_len'; got {self.rope_scaling!r}")
             self.rope_scaling = RopeScaling(**self.rope_scaling)
         if self.rope_scaling is not None and self.pos != "rope":
             raise ValueError(f"rope_scaling={self.rope_scaling} needs pos='rope'; got pos={self.pos!r}")
+        if self.pos == "rope":
+            head_dim = self.d_qk if self.block == "gau" else self.d_model // self.n_head
+            _check_rope_args(head_dim, self.rope_base, self.rope_scaling)
+
+    def _refuse_ignored_settings(self):
+        """A field the chosen block or position does not use must keep its default: set to
+        anything else it would do nothing, silently (and still change the cache key)."""
+        ignored = {}  # field -> the setting that ignores it
+        if self.block == "transformer":
+            ignored.update(d_qk="block='transformer'", expansion="block='transformer'")
+        if self.pos == "nope":
+            ignored.update(rope_base="pos='nope'")
+        defaults = {f.name: f.default for f in fields(self)}
+        for name, setting in ignored.items():
+            if getattr(self, name) != defaults[name]:
+                raise ValueError(f"Config.{name}={getattr(self, name)!r} has no effect with {setting}; "
+                                 f"leave it at its default {defaults[name]!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, values: dict) -> "Config":
-        known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in values.items() if key in known})
+        """The inverse of to_dict(). A misspelled key is an error, not a silently default field."""
+        if not isinstance(values, dict):
+            raise ValueError(f"Config.from_dict needs a dict (as to_dict() returns); got {type(values).__name__}")
+        known = [f.name for f in fields(cls)]
+        unknown = [key for key in values if key not in known]
+        if unknown:
+            raise ValueError(f"Config.from_dict: unknown key(s) {', '.join(map(repr, unknown))}; "
+                             f"allowed: {', '.join(known)}")
+        if "vocab_size" not in values:
+            raise ValueError("Config.from_dict: the key 'vocab_size' is required")
+        return cls(**values)
 
 
 class GAU(nn.Module):
@@ -366,8 +443,8 @@ class TransformerBlock(nn.Module):
 def _attend_or_inspect(q, k, v, attn: dict, inspect):
     """attend(), plus what the caller asked to inspect: 'weights', 'scores' or None."""
     if inspect == "weights":
-        return attend(q, k, v, **attn, return_weights=True)
-    out = attend(q, k, v, **attn)
+        return _attend(q, k, v, **attn, return_weights=True)
+    out = _attend(q, k, v, **attn)
     if inspect == "scores":
         return out, attention_scores(q, k, causal=attn["causal"], scale=attn["scale"],
                                      logn_base=attn["logn_base"])
@@ -387,7 +464,10 @@ class LM(nn.Module):
     model(idx) -> logits (B, T, vocab_size). The same weights can be evaluated under
     another attention setting: model(idx, n="length"), model(idx, n=128),
     model(idx, logn_base=64). ``model.temperature`` (n_layer, n_head) is every
-    layer's ``scale``; it starts at 1 and is frozen unless a caller unfreezes it.
+    layer's ``scale``: the logits are *multiplied* by it (an inverse temperature, lambda in
+    the NoPE paper; > 1 sharpens attention). It starts at 1 and is frozen unless a caller
+    unfreezes it. (Not to be confused with generate(temperature=), which *divides* the
+    output logits when sampling.)
     """
 
     def __init__(self, config: Config):
@@ -400,6 +480,11 @@ class LM(nn.Module):
         self.temperature = nn.Parameter(torch.ones(config.n_layer, config.n_head),
                                         requires_grad=config.learn_temperature)
         nn.init.normal_(self.embed.weight, std=0.02)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the weights live: every tensor fed to the model must be built on (or moved to) it."""
+        return self.embed.weight.device
 
     @property
     def head_dim(self) -> int:
@@ -419,17 +504,28 @@ class LM(nn.Module):
         c = self.config
         if return_weights and return_scores:
             raise ValueError("ask for return_weights or return_scores, not both")
+        if not torch.is_tensor(idx) or idx.dtype not in (torch.int64, torch.int32):
+            got = idx.dtype if torch.is_tensor(idx) else type(idx).__name__
+            raise ValueError(f"idx must be a LongTensor of token ids; got {got}")
         if idx.ndim != 2:
             raise ValueError(f"idx must be a (B, T) LongTensor of token ids; got shape {tuple(idx.shape)}")
+        if idx.device != self.device:
+            raise ValueError(f"idx is on {idx.device} but the model is on {self.device}; "
+                             "build it there or move it with idx.to(model.device)")
         T = idx.shape[1]
         if T > c.max_len:
             raise ValueError(f"sequence length {T} exceeds this model's max_len={c.max_len}")
+        # One host-device sync for both checks: an id out of range is otherwise torch's bare
+        # "index out of range in self", a nan temperature zeros or nan weights, silently.
+        if not (((idx >= 0) & (idx < c.vocab_size)).all() & torch.isfinite(self.temperature).all()).item():
+            self._explain_bad_input(idx)
         attn = dict(
             norm=c.norm,
             causal=c.causal,
             n=c.n if n is _FROM_CONFIG else n,
             logn_base=c.logn_base if logn_base is _FROM_CONFIG else logn_base,
         )
+        check_attention_setting(c.norm, attn["n"], attn["logn_base"])  # once, not in every layer
         inspect = "weights" if return_weights else "scores" if return_scores else None
         scaling = c.rope_scaling if rope_scaling is _FROM_CONFIG else rope_scaling
         if scaling is not None and c.pos != "rope":
@@ -449,3 +545,12 @@ class LM(nn.Module):
         if return_weights or return_scores:
             return logits, inspected
         return logits
+
+    def _explain_bad_input(self, idx):
+        """Raise the ValueError that forward()'s combined check found a reason for."""
+        vocab = self.config.vocab_size
+        bad = idx[(idx < 0) | (idx >= vocab)]
+        if bad.numel():
+            raise ValueError(f"token id {bad[0].item()} is out of range: ids must be in [0, {vocab}) "
+                             f"(vocab_size={vocab})")
+        raise ValueError(f"model.temperature must be finite; got {self.temperature.tolist()}")

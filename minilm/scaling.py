@@ -6,29 +6,41 @@ logits x lambda. Neither changes any other weight.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .data import Corpus, batches
-from .measure import evaluate
+from .measure import loss_by_length
+from .model import yarn_logit_scale
 from .training import train
+from .validation import boolean, finite_number
 
 
 def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
-    """Causal validation loss over all positions of length-``length`` sequences (about 16k tokens)."""
-    return evaluate(model, corpus, task="causal", length=length, batch_size=max(4, 4096 // length),
-                    n_batches=4, **overrides)["loss"]
+    """Causal validation loss over all positions of length-``length`` sequences: one entry of
+    measure.loss_by_length (about 16k tokens)."""
+    return loss_by_length(model, corpus, [length], **overrides)[length]
 
 
 @torch.no_grad()
 def uniform_temperature_search(model, corpus: Corpus, length: int, grid) -> dict:
-    """{lambda: loss at ``length``} with every temperature set to lambda; the model's
-    temperatures are restored afterwards."""
+    """{lambda: loss at ``length``} with every temperature set to lambda.
+
+    Changes ``model.temperature`` while it runs, and restores it on any exit: on return, on an
+    error, and when a notebook's stop button interrupts it."""
+    if not isinstance(grid, (list, tuple)) or not grid:
+        raise ValueError(f"grid must be a non-empty list of temperatures; got {grid!r}")
+    for lam in grid:
+        finite_number("each lambda of grid", lam)
     saved = model.temperature.detach().clone()
     losses = {}
-    for lam in grid:
-        model.temperature.fill_(lam)
-        losses[lam] = mean_loss(model, corpus, length)
-    model.temperature.copy_(saved)
+    try:
+        for lam in grid:
+            model.temperature.fill_(lam)
+            losses[lam] = mean_loss(model, corpus, length)
+    finally:
+        model.temperature.copy_(saved)
     return losses
 
 
@@ -40,15 +52,73 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     Every other weight is frozen; the temperatures start at ``start`` (the best uniform
     lambda, in the paper) and, with ``clamp``, are clamped at lambda >= 1 after every step.
     AdamW with warmup and cosine decay, ``steps`` batches of target-length sequences.
-    Returns the loss history; the model keeps its trained temperatures (frozen again)."""
-    for p in model.parameters():
-        p.requires_grad_(False)
-    with torch.no_grad():
-        model.temperature.fill_(start)
-    model.temperature.requires_grad_(True)
+    Returns the loss history.
+
+    What it changes: while it runs, every requires_grad flag (only the temperatures train).
+    On any exit the flags are put back as they were. On return the model keeps its trained
+    temperatures; on an error, or a notebook's stop button, it gets its old temperatures back
+    too, so an interrupted run leaves the model exactly as it found it."""
+    finite_number("start", start)
+    boolean("clamp", clamp)
     stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed)
     after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
-    history = train(model, stream, steps=steps, lr=lr, warmup=10, after_step=after_step, progress=progress,
-                    desc=f"head scales from {start}, clamp {clamp}")
-    model.temperature.requires_grad_(False)
+    flags = {name: p.requires_grad for name, p in model.named_parameters()}
+    saved = model.temperature.detach().clone()
+    finished = False
+    try:
+        for p in model.parameters():
+            p.requires_grad_(False)
+        with torch.no_grad():
+            model.temperature.fill_(start)
+        model.temperature.requires_grad_(True)
+        history = train(model, stream, steps=steps, lr=lr, warmup=10, after_step=after_step,
+                        progress=progress, desc=f"head scales from {start}, clamp {clamp}")
+        finished = True
+    finally:
+        if not finished:
+            with torch.no_grad():
+                model.temperature.copy_(saved)
+        for name, p in model.named_parameters():
+            p.requires_grad_(flags[name])
     return history
+
+
+# ----------------------------------------------------------------------------
+# Length rules: every rule multiplies the logits by about 1 + c ln s, s = n / L
+# ----------------------------------------------------------------------------
+
+# Wang et al. 2024 (NoPE length generalization): the best uniform scale at s times the
+# training length, fitted as lambda = 1 + 0.397 ln s.
+NOPE_FIT_C = 0.397
+LENGTH_RULES = ("su", "nope_fit", "qwen", "yarn")
+
+
+def length_rule(rule: str, n: float, L: float) -> float:
+    """The multiplier on the logits at n keys for a model trained at length L, s = n / L:
+
+    'su'        log_L n                    (Su 2021, entropy invariance; 1 + ln s / ln L)
+    'nope_fit'  1 + 0.397 ln s             (Wang et al. 2024, the fitted uniform scale)
+    'qwen'      max(1, log_L n)            (Qwen's logn attention: only past its training length)
+    'yarn'      (0.1 ln s + 1)^2           (YaRN, see model.yarn_logit_scale)
+    """
+    if rule not in LENGTH_RULES:
+        raise ValueError(f"unknown length rule {rule!r}; allowed: {', '.join(map(repr, LENGTH_RULES))}")
+    s = n / L
+    if rule == "su":
+        return math.log(n) / math.log(L)
+    if rule == "nope_fit":
+        return 1 + NOPE_FIT_C * math.log(s)
+    if rule == "qwen":
+        return max(1.0, math.log(n) / math.log(L))
+    return yarn_logit_scale(s)
+
+
+def fit_log_slope(ratios, lambdas) -> float:
+    """c of the least-squares fit lambda = 1 + c ln s (no intercept: lambda = 1 at s = 1).
+
+    c = sum_k ln(s_k) (lambda_k - 1) / sum_k ln(s_k)^2."""
+    x = [math.log(s) for s in ratios]
+    if len(x) != len(lambdas) or not any(x):
+        raise ValueError(f"fit_log_slope needs as many lambdas as ratios and some ratio != 1; "
+                         f"got ratios={list(ratios)!r}, lambdas={list(lambdas)!r}")
+    return sum(a * (lam - 1) for a, lam in zip(x, lambdas)) / sum(a * a for a in x)

@@ -7,22 +7,26 @@ weights under a key that covers everything that decides them, and later calls
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
 import os
+import sys
 import tempfile
+import time
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from . import __version__
 from .data import IGNORE_INDEX, Corpus, batches, default_corpus
 from .model import LM, Config
+from .validation import boolean, finite_number, integer, one_of, positive_int, positive_ints
 
 
 def pick_device() -> torch.device:
@@ -49,11 +53,20 @@ def lr_at(step: int, *, lr: float, warmup: int, steps: int, min_ratio: float = 0
 
 def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50,
           weight_decay: float = 0.01, clip: float = 1.0, after_step=None, desc="training",
-          progress=True) -> list[float]:
+          progress=True, shard=None, resume=None, on_step=None) -> list[float]:
     """AdamW on the parameters that require grad, warmup + cosine, gradient clipping.
 
     ``after_step(model)`` runs after every optimiser step (head-based scaling clamps
     its temperatures there). Returns the training loss of every step.
+
+    Three keywords serve ``python -m minilm.distributed`` (lessons never pass them):
+    ``shard=(rank, world_size)``, with a torch.distributed process group set up: every
+    process draws the same global batch of B from ``batch_stream`` and trains on rows
+    ``rank*B/W`` to ``(rank+1)*B/W``, the model wrapped in DistributedDataParallel; see
+    ``_shard_loss`` for why that equals one process on the whole batch.
+    ``resume={"step", "optimizer", "history"}`` continues a run from a checkpoint (the
+    caller has loaded the weights and fast-forwarded the stream by ``step`` batches).
+    ``on_step(step, optimizer, history)`` runs after every step (``step``: steps done).
     """
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     if not trainable:
@@ -65,14 +78,26 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     device = next(model.parameters()).device
     optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=lr, weight_decay=weight_decay,
                                   betas=(0.9, 0.95))
-    history = []
+    rank, world = shard or (0, 1)
+    net = model  # runs forward; the groups above use the bare names ("temperature", not "module.temperature")
+    if world > 1:
+        net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None)
+    history, start = [], 0
+    if resume is not None:
+        optimizer.load_state_dict(resume["optimizer"])
+        history, start = list(resume["history"]), resume["step"]
     model.train()
-    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=0.5)
+    # stdout, not tqdm's default stderr: a notebook shows stderr as if it were an error
+    bar = tqdm(range(start, steps), desc=desc, disable=not progress, mininterval=0.5, initial=start, total=steps,
+               file=sys.stdout)
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, lr=lr, warmup=min(warmup, steps), steps=steps)
         x, y = next(batch_stream)
-        loss = lm_loss(model(x.to(device)), y.to(device))
+        if world > 1:
+            loss, logged = _shard_loss(net, x, y, rank, world, device)
+        else:
+            loss = logged = lm_loss(model(x.to(device)), y.to(device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, clip)
@@ -80,11 +105,33 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
         if after_step is not None:
             with torch.no_grad():
                 after_step(model)
-        history.append(loss.item())
+        history.append(logged.item())
         if step % 25 == 0 or step == steps - 1:
             bar.set_postfix(loss=f"{history[-1]:.3f}")
+        if on_step is not None:
+            on_step(step + 1, optimizer, history)
     model.eval()
     return history
+
+
+def _shard_loss(net, x, y, rank: int, world: int, device):
+    """This process's share of the global batch (x, y): (loss to backpropagate, global mean loss).
+
+    The loss is (sum of this shard's token losses) x W / (targets in the whole batch).
+    DistributedDataParallel averages gradients over the W processes, so their mean is the
+    gradient of the global batch's mean loss, exactly as one process computes it, for
+    masked-LM batches too (where the shards hold unequal numbers of targets).
+    """
+    if x.shape[0] % world:
+        raise ValueError(f"batch size {x.shape[0]} is not divisible by {world} processes")
+    part = slice(rank * x.shape[0] // world, (rank + 1) * x.shape[0] // world)
+    logits = net(x[part].to(device))
+    total = F.cross_entropy(logits.flatten(0, 1), y[part].to(device).flatten(), ignore_index=IGNORE_INDEX,
+                            reduction="sum")
+    count = int((y != IGNORE_INDEX).sum())
+    mean = total.detach() / count
+    torch.distributed.all_reduce(mean)  # the sum over processes: the global batch's mean loss
+    return total * (world / count), mean
 
 
 # ----------------------------------------------------------------------------
@@ -106,24 +153,67 @@ class Recipe:
     weight_decay: float = 0.01
     seed: int = 0
 
+    def __post_init__(self):
+        one_of("Recipe.task", self.task, ("causal", "mlm"))
+        if (self.length is None) == (self.lengths is None):
+            raise ValueError("give a Recipe exactly one of length (one length) or lengths (mixed lengths, "
+                             f"with length=None); got length={self.length!r}, lengths={self.lengths!r}")
+        if self.length is not None:
+            positive_int("Recipe.length", self.length)
+        else:
+            positive_ints("Recipe.lengths", self.lengths)
+        positive_int("Recipe.steps", self.steps)  # 0 steps would cache an untrained model
+        positive_int("Recipe.batch_size", self.batch_size)
+        finite_number("Recipe.lr", self.lr, above=0)
+        integer("Recipe.warmup", self.warmup, at_least=0)
+        finite_number("Recipe.weight_decay", self.weight_decay, at_least=0)
+        integer("Recipe.seed", self.seed)
+
+
+def _state_digest(state: dict) -> str:
+    """sha256 over the name and the bytes of every tensor of a state dict, in name order."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(state.items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
 
 def _state_fingerprint(model) -> str:
+    return _state_digest(model.state_dict())[:16]
+
+
+def _checksum(state: dict, history: list) -> str:
+    """sha256 of a checkpoint's weights and loss history: stored beside them, checked on load,
+    so a flipped bit on disk means retraining, never a silently corrupted model."""
+    return hashlib.sha256((_state_digest(state) + json.dumps(history)).encode()).hexdigest()
+
+
+WEIGHT_CODE = ("model.py", "data.py", "training.py")  # the modules whose code decides trained weights
+
+
+def code_fingerprint(sources) -> str:
+    """A hash of Python source code as the interpreter sees it: the syntax tree without
+    docstrings. Comments, docstrings, blank lines and line breaks do not change it; any change
+    to what the code does (a statement, a constant, a default, a name) does."""
     digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    for source in sources:
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+        digest.update(ast.dump(tree).encode())
     return digest.hexdigest()[:16]
 
 
-def _code_fingerprint() -> str:
-    """A hash of the library files that decide trained weights: any edit to them retires old caches."""
-    digest = hashlib.sha256()
-    for name in ("model.py", "data.py", "training.py"):
-        digest.update((Path(__file__).parent / name).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-CODE_FINGERPRINT = _code_fingerprint()  # of the code this process imported, not of later edits
+# Of the code this process imported, not of later edits. Editing model.py, data.py or
+# training.py in a way that changes what they do retires every cached model; improving
+# their comments or docstrings does not.
+CODE_FINGERPRINT = code_fingerprint((Path(__file__).parent / name).read_text(encoding="utf-8")
+                                    for name in WEIGHT_CODE)
 
 
 def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict:
@@ -134,7 +224,6 @@ def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict
         "recipe": asdict(recipe),
         "corpus": corpus.fingerprint,
         "init": None if init is None else _state_fingerprint(init),
-        "minilm": __version__,
         "code": CODE_FINGERPRINT,
         "torch": torch.__version__.split("+")[0],
     }))
@@ -150,10 +239,16 @@ def _cache_path(key: dict) -> Path:
     return cache_dir() / f"{digest}.pt"
 
 
+TMP_SUFFIX = ".minilm.tmp"  # only files named so are ever removed from the cache folder
+STALE_TMP_SECONDS = 600     # a temporary file this old is a save that was killed, not one in progress
+
+
 def _save_atomic(payload: dict, path: Path) -> None:
-    """Write to a temporary file in the same folder, then rename: a reader never sees half a file."""
+    """Write ``payload`` (with "state" and "history") and their checksum to a temporary file in
+    the same folder, then rename: a reader never sees half a file, and can tell a corrupted one."""
+    payload = {**payload, "sha256": _checksum(payload["state"], payload["history"])}
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=TMP_SUFFIX)
     os.close(fd)
     try:
         torch.save(payload, tmp)
@@ -163,9 +258,52 @@ def _save_atomic(payload: dict, path: Path) -> None:
             os.remove(tmp)
 
 
-def _load_cached(path: Path, key: dict):
-    """The stored payload if the file is whole and was made for exactly this key, else None."""
-    if not path.exists():
+def _prepare_cache(path: Path) -> None:
+    """Before training: make sure ``path`` can be written (else the trained model would be lost
+    at the end), and remove the temporary files of saves that were killed."""
+    folder = path.parent
+    fix = "set MINILM_CACHE to a writable folder, or pass use_cache=False"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix="probe.", suffix=TMP_SUFFIX)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as error:
+        raise OSError(f"cannot write to the cache folder {folder} ({error.strerror or error}); {fix}") from error
+    if path.exists() and not path.is_file():
+        raise OSError(f"cannot write the cache file {path}: a directory is in the way; remove it, or {fix}")
+    now = time.time()
+    for tmp in folder.glob("*" + TMP_SUFFIX):
+        try:
+            if now - tmp.stat().st_mtime > STALE_TMP_SECONDS:
+                tmp.unlink()
+        except OSError:  # another process removed or renamed it first
+            pass
+
+
+def _payload_problem(payload: dict, expected: dict | None) -> str | None:
+    """Why a payload made for the right key cannot be used, or None. ``expected``: the state
+    dict of a fresh model, whose names, shapes and dtypes the stored state must have."""
+    state, history = payload.get("state"), payload.get("history")
+    if not isinstance(state, dict) or not all(torch.is_tensor(t) for t in state.values()):
+        return "holds no state dict"
+    if not isinstance(history, list) or not all(isinstance(x, (int, float)) for x in history):
+        return "holds no loss history"
+    if expected is not None:
+        if state.keys() != expected.keys():
+            return "holds the weights of another model (other tensor names)"
+        for name, tensor in expected.items():
+            if state[name].shape != tensor.shape or state[name].dtype != tensor.dtype:
+                return f"holds {name} of shape {tuple(state[name].shape)}, not {tuple(tensor.shape)}"
+    if payload.get("sha256") != _checksum(state, history):
+        return "does not match its checksum (corrupted or written by an older minilm)"
+    return None
+
+
+def _load_cached(path: Path, key: dict, expected: dict | None = None):
+    """The stored payload if the file is whole, was made for exactly this key and holds weights
+    (of the names and shapes of ``expected``, if given) that match their checksum; else None."""
+    if not path.is_file():  # absent, or something else in the way (pretrained says what)
         return None
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
@@ -174,6 +312,10 @@ def _load_cached(path: Path, key: dict):
         return None
     if not isinstance(payload, dict) or payload.get("key") != key:
         warnings.warn(f"cache file {path.name} was made for another key; retraining")
+        return None
+    problem = _payload_problem(payload, expected)
+    if problem is not None:
+        warnings.warn(f"ignoring cache file {path.name}: it {problem}; retraining")
         return None
     return payload
 
@@ -184,7 +326,21 @@ def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | No
 
     ``init``: start from these weights instead of a fresh model (fine-tuning); they are
     part of the key. The model comes back in eval mode on pick_device().
+
+    With ``use_cache``: a cache file that is unreadable, made for another key, malformed or
+    does not match its checksum is retrained (with a warning); a cache folder that cannot be
+    written fails before training, not after (a read-only cache still loads what it holds);
+    a save that fails after training returns the model anyway (with a warning).
     """
+    if not isinstance(config, Config) or not isinstance(recipe, Recipe):
+        raise ValueError(f"pretrained needs a Config and a Recipe; got {type(config).__name__} "
+                         f"and {type(recipe).__name__}")
+    if corpus is not None and not isinstance(corpus, Corpus):
+        raise ValueError(f"corpus must be a minilm.Corpus or None; got {type(corpus).__name__}")
+    if init is not None and not isinstance(init, LM):
+        raise ValueError(f"init must be a minilm.LM or None; got {type(init).__name__}")
+    boolean("use_cache", use_cache)
+    boolean("progress", progress)
     corpus = corpus or default_corpus()
     if config.vocab_size != corpus.tokenizer.vocab_size:
         raise ValueError(f"config.vocab_size={config.vocab_size} but the corpus has "
@@ -192,17 +348,19 @@ def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | No
     key = cache_key(config, recipe, corpus, init)
     path = _cache_path(key)
     device = pick_device()
-    payload = _load_cached(path, key) if use_cache else None
 
     torch.manual_seed(recipe.seed)
     model = LM(config)
     if init is not None:
         model.load_state_dict(init.state_dict())
+    payload = _load_cached(path, key, expected=model.state_dict()) if use_cache else None
     model.to(device)
-    if payload is not None:
+    if payload is not None:  # a read-only cache is fine for loading
         model.load_state_dict(payload["state"])
         model.eval()
         return model, payload["history"]
+    if use_cache:
+        _prepare_cache(path)  # now, not after training, if the result could not be stored
 
     stream = batches(corpus, task=recipe.task, batch_size=recipe.batch_size, length=recipe.length,
                      lengths=recipe.lengths, seed=recipe.seed)
@@ -211,7 +369,10 @@ def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | No
                     desc=f"{config.block} {config.norm} seed {recipe.seed}")
     if use_cache:
         state = {name: t.detach().cpu() for name, t in model.state_dict().items()}
-        _save_atomic({"key": key, "state": state, "history": history}, path)
+        try:
+            _save_atomic({"key": key, "state": state, "history": history}, path)
+        except OSError as error:  # disk full, folder removed since: keep the model all the same
+            warnings.warn(f"could not save the trained model to {path} ({error}); it is returned but not cached")
     return model, history
 
 
@@ -225,22 +386,33 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
              top_k: int | None = None, context: int | None = None, seed: int = 0) -> str:
     """Sample characters one at a time from a causal model; returns the prompt and its continuation.
 
+    ``temperature`` divides the output logits before sampling (the usual sampling temperature;
+    < 1 is greedier). It is not ``model.temperature``, which multiplies attention logits.
     ``context``: how many of the last characters the model sees (default: max_len);
     set it to the training length to stay where the model was trained."""
     if not model.config.causal:
         raise ValueError("generate() needs a causal model; this one is bidirectional (a masked LM)")
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0; got {temperature!r}")
-    device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(seed)
-    context = context or model.config.max_len
-    idx = tokenizer.encode(prompt).to(device).unsqueeze(0)
+    if not isinstance(prompt, str) or not prompt:
+        raise ValueError(f"prompt must be a non-empty str (the model continues its last character); got {prompt!r}")
+    integer("max_new_tokens", max_new_tokens, at_least=0)
+    finite_number("temperature", temperature, above=0)
+    if top_k is not None:
+        positive_int("top_k", top_k)
+    if context is not None:
+        positive_int("context", context)
+        if context > model.config.max_len:
+            raise ValueError(f"context must be at most the model's max_len={model.config.max_len}; got {context}")
+    integer("seed", seed)
+    # Sampling draws from a CPU generator, so a seed gives the same text on every device.
+    generator = torch.Generator().manual_seed(seed)
+    context = model.config.max_len if context is None else context
+    idx = tokenizer.encode(prompt).to(model.device).unsqueeze(0)
     for _ in range(max_new_tokens):
         logits = model(idx[:, -context:])[0, -1] / temperature
         if top_k is not None:
             cutoff = logits.topk(min(top_k, logits.numel())).values[-1]
             logits = logits.masked_fill(logits < cutoff, float("-inf"))
         logits[tokenizer.mask_id] = float("-inf")
-        next_id = torch.multinomial(logits.softmax(-1), 1, generator=generator)
-        idx = torch.cat([idx, next_id.view(1, 1)], dim=1)
+        next_id = torch.multinomial(logits.softmax(-1).cpu(), 1, generator=generator)
+        idx = torch.cat([idx, next_id.view(1, 1).to(model.device)], dim=1)
     return tokenizer.decode(idx[0])

@@ -92,7 +92,7 @@ def test_passkey_prompt_has_exact_length_needle_at_depth_and_answer(depth):
 
 
 def test_passkey_prompt_rejects_bad_input():
-    with pytest.raises(ValueError, match="depth must be in"):
+    with pytest.raises(ValueError, match=r"depth must be a finite number in \[0, 1\]; got 1.5"):
         passkey_prompt(400, 1.5, 1)
     with pytest.raises(ValueError, match="too short"):
         passkey_prompt(50, 0.5, 1)

@@ -11,10 +11,11 @@ VOCAB = 20
 
 
 def tiny(**overrides):
-    settings = dict(vocab_size=VOCAB, block="transformer", d_model=16, n_layer=2, n_head=2, d_qk=8)
+    settings = dict(vocab_size=VOCAB, block="transformer", d_model=16, n_layer=2, n_head=2)
     settings.update(overrides)
     if settings["block"] == "gau":
         settings["n_head"] = 1
+        settings.setdefault("d_qk", 8)  # a GAU setting: a transformer refuses it
     torch.manual_seed(0)
     return LM(Config(**settings)).eval()
 
@@ -151,18 +152,6 @@ def test_temperature_does_nothing_to_normalised_relu2():
         torch.testing.assert_close(model(idx), before)
 
 
-def test_head_scaling_trains_only_the_temperature():
-    model = tiny()
-    for p in model.parameters():
-        p.requires_grad_(False)
-    model.temperature.requires_grad_(True)
-    from minilm import lm_loss
-    idx = tokens()
-    lm_loss(model(idx[:, :-1]), idx[:, 1:]).backward()
-    assert model.temperature.grad is not None and model.temperature.grad.abs().sum() > 0
-    assert all(p.grad is None for name, p in model.named_parameters() if name != "temperature")
-
-
 @pytest.mark.parametrize("block", ["transformer", "gau"])
 def test_attention_weights_and_scores_of_every_layer(block):
     model = tiny(block=block, n_layer=3)
@@ -218,7 +207,7 @@ def test_config_round_trips_through_a_dict():
 
 # --- RoPE scaling: PI, NTK-aware and YaRN against their formulas ---------------------------
 
-from minilm import RopeScaling, rope_frequencies, yarn_logit_scale  # noqa: E402
+from minilm.model import RopeScaling, rope_frequencies, yarn_logit_scale  # noqa: E402
 
 
 def test_pi_divides_every_frequency_by_the_factor():
@@ -282,7 +271,7 @@ def test_rope_scaling_in_the_config_round_trips_and_is_checked():
     assert Config.from_dict(config.to_dict()) == config
     with pytest.raises(ValueError, match="unknown RoPE scaling 'linear'"):
         RopeScaling("linear", 2.0, 32)
-    with pytest.raises(ValueError, match="factor must be a number >= 1.*got 0.5"):
+    with pytest.raises(ValueError, match="factor must be a finite number >= 1.*got 0.5"):
         RopeScaling("pi", 0.5, 32)
     with pytest.raises(ValueError, match="needs pos='rope'"):
         Config(vocab_size=VOCAB, d_model=16, n_head=2, pos="nope", rope_scaling=RopeScaling("pi", 2.0, 32))
@@ -296,5 +285,5 @@ def test_learn_temperature_makes_the_temperature_trainable():
 
 
 def test_logn_base_of_the_wrong_type_is_refused():
-    with pytest.raises(ValueError, match="logn_base must be a number > 1.*got '64'"):
+    with pytest.raises(ValueError, match="logn_base must be a finite number > 1.*got '64'"):
         Config(vocab_size=VOCAB, d_model=16, n_head=2, logn_base="64")

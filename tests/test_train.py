@@ -1,6 +1,7 @@
 """Training beats the bigram baseline; the cache reuses, misses and refuses what it should."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,7 +10,7 @@ import minilm
 from minilm import Config, Recipe, default_corpus, evaluate, generate, pretrained
 from minilm.training import _cache_path, cache_key, lr_at
 
-BIGRAM_NATS = 2.32  # COURSE.md: the bigram loss of the default corpus
+BIGRAM_NATS = minilm.ngram_baselines(default_corpus())["bigram"]  # what a model must beat
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +33,7 @@ def test_short_cpu_training_of_a_tiny_gau_beats_the_bigram_baseline():
     model, history = pretrained(gau(), Recipe(steps=400, length=64, batch_size=32, lr=1e-2),
                                 use_cache=False, progress=False)
     val = evaluate(model, default_corpus(), task="causal", length=64)["loss"]
-    assert history[0] > 4.0                  # starts near log(104) = 4.64
+    assert history[0] > math.log(default_corpus().tokenizer.vocab_size) - 0.7  # starts near uniform
     assert val < BIGRAM_NATS - 0.3, val      # well below the bigram baseline
 
 
@@ -111,7 +112,8 @@ def test_fine_tuning_from_init_is_keyed_by_the_init_weights():
 
 
 def test_vocab_mismatch_is_refused():
-    with pytest.raises(ValueError, match="vocab_size=50 but the corpus has 104 symbols"):
+    symbols = default_corpus().tokenizer.vocab_size
+    with pytest.raises(ValueError, match=f"vocab_size=50 but the corpus has {symbols} symbols"):
         pretrained(gau(vocab_size=50), TINY)
 
 
@@ -142,17 +144,18 @@ def test_generate_samples_text_from_a_causal_model_only():
         generate(minilm.LM(gau(causal=False)), corpus.tokenizer, "x")
 
 
-def test_profiles_come_from_one_place(monkeypatch):
+def test_the_profile_is_chosen_by_the_environment_and_defaults_to_the_ci_verified_cpu_one(monkeypatch):
     monkeypatch.setenv("MINILM_PROFILE", "gpu")
     assert minilm.profile().name == "gpu"
     monkeypatch.setenv("MINILM_PROFILE", "tpu")
     with pytest.raises(ValueError, match="unknown profile 'tpu'"):
         minilm.profile()
     monkeypatch.delenv("MINILM_PROFILE")
-    assert minilm.profile().name == ("gpu" if torch.cuda.is_available() else "cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU does not change the default
+    assert minilm.profile().name == "cpu"
 
 
-def test_head_scaling_trains_only_the_temperature_without_decay_and_with_a_clamp():
+def test_training_a_frozen_model_moves_only_the_temperature_and_after_step_clamps_it():
     model = minilm.LM(gau())
     for p in model.parameters():
         p.requires_grad_(False)
@@ -191,3 +194,26 @@ def test_uniform_search_restores_the_temperatures_and_head_scaling_trains_only_t
     for name, p in model.named_parameters():
         if name != "temperature":
             assert torch.equal(p, weights[name]), name
+
+
+def test_the_code_fingerprint_ignores_comments_and_docstrings_but_not_code():
+    from minilm.training import WEIGHT_CODE, code_fingerprint
+
+    source = '''def scale(x):
+    """Double x."""
+    return 2 * x  # twice
+'''
+    reworded = '''def scale(x):
+    """Multiply x by two: a longer, better docstring."""
+    # a new comment line
+
+    return 2 * x
+'''
+    assert code_fingerprint([source]) == code_fingerprint([reworded])
+    assert code_fingerprint([source]) != code_fingerprint([source.replace("2 * x", "3 * x")])
+    assert code_fingerprint([source]) != code_fingerprint([source.replace("def scale(x)", "def scale(x=1)")])
+    # the real modules: one docstring edit to model.py leaves the fingerprint of the library as it is
+    here = Path(minilm.__file__).parent
+    texts = [(here / name).read_text() for name in WEIGHT_CODE]
+    edited = [texts[0].replace('"""The model, in one file', '"""The model, all of it in one file', 1)] + texts[1:]
+    assert edited[0] != texts[0] and code_fingerprint(edited) == code_fingerprint(texts)

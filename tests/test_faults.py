@@ -1,0 +1,218 @@
+"""Faults: a corrupted, malformed or unwritable cache, a killed save, an interrupted scaling run.
+
+No silent corruption (a checkpoint loads only if it matches its checksum), no lost training
+(an unwritable cache fails before training; a failed save returns the model), and a model
+changed temporarily is restored on any exit.
+"""
+
+import os
+import time
+import zipfile
+
+import pytest
+import torch
+
+import minilm.scaling
+import minilm.training
+from minilm.data import default_corpus
+from minilm.model import LM, Config
+from minilm.training import TMP_SUFFIX, Recipe, _cache_path, cache_key, pretrained
+
+TINY = Recipe(steps=3, batch_size=4, length=16, warmup=1)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINILM_CACHE", str(tmp_path / "cache"))
+
+
+def gau():
+    return Config(vocab_size=default_corpus().tokenizer.vocab_size, block="gau", n_head=1, d_model=16,
+                  n_layer=1, d_qk=16, norm="relu2", n=16)
+
+
+def cached_path():
+    return _cache_path(cache_key(gau(), TINY, default_corpus()))
+
+
+def never_train(monkeypatch):
+    monkeypatch.setattr(minilm.training, "train", lambda *a, **k: pytest.fail("trained"))
+
+
+def same_weights(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def flip_a_bit_in_the_tensor_data(path):
+    """Flip one bit of an embedding float, on disk, inside the zip archive torch.save writes."""
+    with zipfile.ZipFile(path) as archive:
+        names = [i for i in archive.infolist() if "/data/" in i.filename]
+        info = max(names, key=lambda i: i.file_size)  # the embedding, the largest tensor
+    raw = bytearray(path.read_bytes())
+    header = info.header_offset
+    start = header + 30 + int.from_bytes(raw[header + 26: header + 28], "little") \
+        + int.from_bytes(raw[header + 28: header + 30], "little")
+    raw[start + 4 * 10 + 3] ^= 0x40  # the top exponent bit of float 10: ~1e-2 becomes ~1e36
+    path.write_bytes(bytes(raw))
+
+
+def test_a_flipped_bit_in_the_weights_is_caught_and_retrained():
+    model, history = pretrained(gau(), TINY, progress=False)
+    flip_a_bit_in_the_tensor_data(cached_path())
+    assert torch.load(cached_path(), weights_only=True)["state"]["embed.weight"].abs().max() > 1e30  # loads fine
+    with pytest.warns(UserWarning, match="does not match its checksum"):
+        again, history_again = pretrained(gau(), TINY, progress=False)
+    assert same_weights(model, again) and history_again == history  # retrained, deterministically
+    assert again.embed.weight.abs().max() < 10
+
+
+@pytest.mark.parametrize("damage,words", [
+    (lambda p: p.pop("state"), "no state dict"),
+    (lambda p: p.update(state={"embed.weight": "not a tensor"}), "no state dict"),
+    (lambda p: p["state"].pop("ln_out.weight"), "other tensor names"),
+    (lambda p: p["state"].update({"embed.weight": torch.zeros(3, 3)}), "embed.weight of shape (3, 3)"),
+    (lambda p: p.pop("history"), "no loss history"),
+    (lambda p: p.pop("sha256", None), "checksum"),  # as an older minilm wrote it
+    (lambda p: p["history"].__setitem__(0, 0.5), "checksum"),
+], ids=["no state", "state of strings", "missing tensor", "mis-shaped tensor", "no history", "no checksum",
+        "edited history"])
+def test_a_malformed_payload_with_the_right_key_is_retrained(damage, words):
+    model, history = pretrained(gau(), TINY, progress=False)
+    path = cached_path()
+    payload = torch.load(path, weights_only=True)
+    damage(payload)
+    torch.save(payload, path)
+    with pytest.warns(UserWarning, match="retraining") as record:
+        again, _ = pretrained(gau(), TINY, progress=False)
+    assert any(words in str(w.message) for w in record), [str(w.message) for w in record]
+    assert same_weights(model, again)
+    pretrained(gau(), TINY, progress=False)  # and the file is whole again: no warning, no training
+
+
+def _refuses_before_training(monkeypatch, *words):
+    never_train(monkeypatch)
+    with pytest.raises(OSError) as info:
+        pretrained(gau(), TINY, progress=False)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_a_cache_folder_that_is_a_file_fails_before_training(tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MINILM_CACHE", str(blocker))
+    _refuses_before_training(monkeypatch, str(blocker), "MINILM_CACHE", "use_cache=False")
+
+
+def test_a_cache_folder_under_a_file_fails_before_training(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("not a folder")
+    monkeypatch.setenv("MINILM_CACHE", str(tmp_path / "a_file" / "cache"))
+    _refuses_before_training(monkeypatch, "a_file", "MINILM_CACHE")
+
+
+def test_a_read_only_cache_folder_fails_before_training(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    if os.geteuid() == 0:  # root writes anywhere: make the write fail the way a read-only folder does
+        def refuse(*args, **kwargs):
+            raise PermissionError(13, "Permission denied")
+        monkeypatch.setattr(minilm.training.tempfile, "mkstemp", refuse)
+    else:
+        folder.chmod(0o500)
+    try:
+        _refuses_before_training(monkeypatch, str(folder), "Permission denied", "use_cache=False")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_a_read_only_cache_still_loads_what_it_holds(monkeypatch):
+    model, history = pretrained(gau(), TINY, progress=False)
+    never_train(monkeypatch)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(minilm.training.tempfile, "mkstemp", refuse)  # no file can be created there
+    again, history_again = pretrained(gau(), TINY, progress=False)
+    assert same_weights(model, again) and history_again == history
+
+
+def test_a_directory_where_the_cache_file_goes_fails_before_training(monkeypatch):
+    cached_path().mkdir(parents=True)
+    _refuses_before_training(monkeypatch, cached_path().name, "directory")
+
+
+def test_a_save_that_fails_after_training_returns_the_model(monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(minilm.training.torch, "save", disk_full)
+    with pytest.warns(UserWarning, match="No space left.*returned but not cached"):
+        model, history = pretrained(gau(), TINY, progress=False)
+    assert len(history) == TINY.steps and isinstance(model, LM)
+    assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
+
+
+def test_temporary_files_of_killed_saves_are_removed_and_fresh_ones_kept():
+    folder = cached_path().parent
+    folder.mkdir(parents=True)
+    stale, fresh = folder / f"x.pt.killed{TMP_SUFFIX}", folder / f"y.pt.writing{TMP_SUFFIX}"
+    foreign = folder / "notes.tmp"  # not ours: never touched
+    for path in (stale, fresh, foreign):
+        path.write_bytes(b"half a checkpoint")
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    os.utime(foreign, (hour_ago, hour_ago))
+    pretrained(gau(), TINY, progress=False)
+    assert not stale.exists() and fresh.exists() and foreign.exists()
+
+
+def test_an_interrupted_uniform_search_restores_the_temperatures(monkeypatch):
+    model = LM(gau())
+    with torch.no_grad():
+        model.temperature.fill_(1.3)
+    calls = []
+
+    def stop_on_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # a notebook's stop button
+        return 2.0
+
+    monkeypatch.setattr(minilm.scaling, "mean_loss", stop_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        minilm.scaling.uniform_temperature_search(model, default_corpus(), 16, [1.0, 2.0, 3.0])
+    assert (model.temperature == 1.3).all()
+
+
+def _interrupt_after_one_step(monkeypatch):
+    original = minilm.scaling.train
+
+    def interrupted(model, stream, **kwargs):
+        def stop(m):
+            raise KeyboardInterrupt
+
+        return original(model, stream, **{**kwargs, "after_step": stop})
+
+    monkeypatch.setattr(minilm.scaling, "train", interrupted)
+
+
+@pytest.mark.parametrize("learn_temperature", [False, True])
+def test_an_interrupted_head_scale_run_leaves_the_model_as_it_was(monkeypatch, learn_temperature):
+    model = LM(Config(**{**gau().to_dict(), "learn_temperature": learn_temperature}))
+    flags = {name: p.requires_grad for name, p in model.named_parameters()}
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    _interrupt_after_one_step(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        minilm.scaling.train_head_scales(model, default_corpus(), length=16, start=1.5, steps=5, progress=False)
+    assert {name: p.requires_grad for name, p in model.named_parameters()} == flags
+    for name, p in model.named_parameters():
+        assert torch.equal(p, before[name]), name
+
+
+def test_a_finished_head_scale_run_keeps_its_temperatures_and_restores_the_flags():
+    model = LM(gau())
+    flags = {name: p.requires_grad for name, p in model.named_parameters()}
+    minilm.scaling.train_head_scales(model, default_corpus(), length=16, start=1.5, steps=3, progress=False)
+    assert {name: p.requires_grad for name, p in model.named_parameters()} == flags
+    assert not (model.temperature == 1.0).all()  # trained from 1.5, clamped at >= 1
