@@ -74,8 +74,9 @@ check_rope(rope)
 #
 # Count every parameter of one GAU block as `minilm` builds it: the LayerNorm (a weight and
 # a bias of width $d$), $W_u, W_v$ (one `Linear(d, 2e)` with bias), $W_z$ (`Linear(d, s)` with
-# bias), $W_o$ (`Linear(e, d)` with bias), and $\gamma, \beta$ (two rows of width $s$ each), with
-# $e = \text{expansion} \cdot d$.
+# bias), $W_o$ (`Linear(e, d)` with bias), and $\gamma, \beta$, with $e = \text{expansion} \cdot d$.
+# $\gamma$ and $\beta$ are each a `(2, s)` tensor (one row for $q$, one for $k$), so together
+# they hold $4s$ numbers.
 
 # %%
 def gau_parameter_count(d, s, expansion):
