@@ -5,9 +5,12 @@ import re
 
 import pytest
 
-from notebooks import all_sources, notebook_path, out_of_sync  # tools/ is on the path (conftest.py)
+from notebooks import (  # tools/ is on the path (conftest.py)
+    EXERCISE_SOURCES, all_sources, build, notebook_path, out_of_sync, read_source, student_path,
+)
 
 SOURCES = all_sources()  # lessons and exercise solutions
+EXERCISES = sorted(EXERCISE_SOURCES.glob("*.py"))
 MACHINE_PATH = re.compile(r"(/root/|/home/[^/\s]+/|/tmp/|site-packages/)")
 
 
@@ -26,3 +29,63 @@ def test_notebook_is_stored_with_a_clean_run_in_order(source):
         for output in cell["outputs"]:
             assert output["output_type"] != "error", cell["source"]
             assert not MACHINE_PATH.search(json.dumps(output)), "an output shows a machine path"
+
+
+SAMPLE = '''# %% [markdown]
+# # A sample
+# One line of prose.
+
+# %%
+from tqdm import tqdm
+for _ in tqdm(range(3), file=__import__("sys").stdout):
+    pass
+print("same")
+
+# %% [markdown]
+# Another line.
+
+# %%
+print("same")
+'''
+
+
+def sample_source(tmp_path, text=SAMPLE):
+    source = tmp_path / "src" / "sample.py"
+    source.parent.mkdir(exist_ok=True)
+    source.write_text(text)
+    return source
+
+
+def test_cell_ids_come_from_the_cells_so_a_one_line_edit_changes_one_id(tmp_path):
+    before = [cell.id for cell in read_source(sample_source(tmp_path)).cells]
+    assert before == [cell.id for cell in read_source(sample_source(tmp_path)).cells]
+    assert len(set(before)) == len(before), "two identical cells still get distinct ids"
+    after = [cell.id for cell in read_source(sample_source(tmp_path, SAMPLE.replace("Another", "A second"))).cells]
+    assert sum(a != b for a, b in zip(before, after)) == 1
+
+
+def test_a_rebuild_of_an_unchanged_source_changes_no_byte(tmp_path):
+    source = sample_source(tmp_path)
+    build(source)
+    first = notebook_path(source).read_bytes()
+    build(source)
+    assert notebook_path(source).read_bytes() == first
+    assert b'"execution"' not in first and b"iso8601" not in first  # no timestamps stored
+
+
+@pytest.mark.parametrize("source", EXERCISES, ids=lambda p: p.stem)
+def test_student_copies_carry_no_outputs_and_no_execution_metadata(source):
+    notebook = json.loads(student_path(source).read_text())
+    for cell in notebook["cells"]:
+        assert "execution" not in cell["metadata"]
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+
+
+def test_messages_name_the_full_path_where_a_lesson_and_an_exercise_share_a_name(monkeypatch):
+    import notebooks
+
+    lesson, exercise = notebooks.SOURCES / "01_gau.py", notebooks.EXERCISE_SOURCES / "01_gau.py"
+    monkeypatch.setattr(notebooks, "cells_of", lambda notebook: [id(notebook)])  # every pair differs
+    assert out_of_sync(lesson).startswith("lessons/01_gau.ipynb differs from lessons/src/01_gau.py")
+    assert out_of_sync(exercise).startswith("exercises/solutions/01_gau.ipynb differs from exercises/src/01_gau.py")

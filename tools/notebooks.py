@@ -11,13 +11,15 @@ built into notebooks:
     python tools/notebooks.py build --all                   # every lesson, then every exercise
     python tools/notebooks.py check                         # every notebook agrees with its source
 
-A notebook is built with MINILM_PROFILE=cpu so that what is stored is what CI runs.
+A notebook is built with MINILM_PROFILE=cpu so that what is stored is what CI runs. A rebuild of
+an unchanged source changes nothing: cell ids come from the cell's text, no timestamps are kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import os
 import re
 import sys
@@ -48,6 +50,24 @@ def student_path(source: Path) -> Path:
     return ROOT / "exercises" / f"{source.stem}.ipynb"
 
 
+def shown(path: Path) -> str:
+    """A path as the messages show it: from the repository root, so two files of one name differ."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def read_source(source: Path):
+    """The notebook of a jupytext source, with stable cell ids: a hash of the cell's own text
+    (numbered when two cells are the same), so editing one cell changes only that cell."""
+    notebook = jupytext.read(source)
+    seen = {}
+    for cell in notebook.cells:
+        digest = hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:8]
+        seen[digest] = seen.get(digest, -1) + 1
+        cell.id = digest if seen[digest] == 0 else f"{digest}-{seen[digest]}"
+    return notebook
+
+
 def student_version(notebook):
     """The notebook a student gets: solutions replaced by a stub that raises, no outputs."""
     student = copy.deepcopy(notebook)
@@ -56,31 +76,46 @@ def student_version(notebook):
             cell.source = SOLUTION.sub(lambda m: f"{m[1]}# YOUR CODE HERE\n{m[1]}raise NotImplementedError()\n",
                                        cell.source).rstrip("\n")
             cell.outputs, cell.execution_count = [], None
+        cell.metadata.pop("execution", None)
     return student
 
 
-def cells_of(notebook) -> list[tuple[str, str]]:
-    return [(cell.cell_type, cell.source.strip()) for cell in notebook.cells]
+def cells_of(notebook) -> list[tuple[str, str, str]]:
+    return [(cell.cell_type, cell.get("id", ""), cell.source.strip()) for cell in notebook.cells]
 
 
 def out_of_sync(source: Path) -> str | None:
     """Why the stored notebook does not match its source, or None when it does."""
     target = notebook_path(source)
+    rebuild = f"rebuild it: python tools/notebooks.py build {shown(source)}"
     if not target.exists():
-        return f"{target.name} is missing; build it from {source.name}"
-    if cells_of(jupytext.read(source)) != cells_of(nbformat.read(target, as_version=4)):
-        return f"{target.name} differs from {source.name}; rebuild it"
+        return f"{shown(target)} is missing; {rebuild}"
+    if cells_of(read_source(source)) != cells_of(nbformat.read(target, as_version=4)):
+        return f"{shown(target)} differs from {shown(source)}; {rebuild}"
     if is_exercise(source):
         student = student_path(source)
-        if not student.exists() or (cells_of(student_version(jupytext.read(source)))
+        if not student.exists() or (cells_of(student_version(read_source(source)))
                                     != cells_of(nbformat.read(student, as_version=4))):
-            return f"exercises/{student.name} is out of date with its solution {source.name}; rebuild it"
+            return f"{shown(student)} is out of date with its solution {shown(source)}; {rebuild}"
     return None
 
 
+PROGRESS_TIMING = re.compile(r" ?\[[\d:]+<[\d:?]+, *(\?|[\d.]+) ?(it/s|s/it)(, )?")
+
+
+def final_state(line: str) -> str:
+    """The last state of a progress-bar line (a bar redraws itself with carriage returns), without
+    its elapsed time and rate, which differ from run to run: "… 600/600 [00:09<00:00, 64it/s, loss=1.2]"
+    becomes "… 600/600 [loss=1.2]"."""
+    line = line.rsplit("\r", 1)[-1]
+    if not PROGRESS_TIMING.search(line):
+        return line
+    return PROGRESS_TIMING.sub(" [", line).replace(" []", "")
+
+
 def tidy_outputs(notebook) -> None:
-    """Merge consecutive stream outputs and keep only the last state of each progress-bar line,
-    as a notebook front end shows it (a bar redraws itself with carriage returns)."""
+    """Merge consecutive stream outputs and keep only the final state of each progress bar,
+    as a notebook front end shows it."""
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
@@ -93,7 +128,7 @@ def tidy_outputs(notebook) -> None:
                 merged.append(output)
         for output in merged:
             if output.output_type == "stream":
-                output.text = "\n".join(line.rsplit("\r", 1)[-1] for line in output.text.split("\n"))
+                output.text = "\n".join(map(final_state, output.text.split("\n")))
         cell.outputs = [o for o in merged if o.output_type != "stream" or o.text.strip()]
 
 
@@ -101,13 +136,13 @@ def build(source: Path) -> float:
     """Convert, execute top to bottom in the notebook's folder, save with outputs. Returns seconds."""
     from nbclient import NotebookClient
 
-    notebook = jupytext.read(source)
+    notebook = read_source(source)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.metadata.pop("jupytext", None)
     target = notebook_path(source)
     os.environ["MINILM_PROFILE"] = "cpu"
     start = time.time()
-    NotebookClient(notebook, timeout=1800, kernel_name="python3",
+    NotebookClient(notebook, timeout=1800, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(target.parent)}}).execute()
     seconds = time.time() - start
     tidy_outputs(notebook)
@@ -136,7 +171,7 @@ def main(argv=None):
         return 1 if problems else 0
     sources = all_sources() if args.all else args.sources
     for source in sources:
-        print(f"{source.name}: executed in {build(source.resolve()):.0f} s", flush=True)
+        print(f"{shown(source)}: executed in {build(source.resolve()):.0f} s", flush=True)
     return 0
 
 
