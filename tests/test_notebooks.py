@@ -89,3 +89,19 @@ def test_messages_name_the_full_path_where_a_lesson_and_an_exercise_share_a_name
     monkeypatch.setattr(notebooks, "cells_of", lambda notebook: [id(notebook)])  # every pair differs
     assert out_of_sync(lesson).startswith("lessons/01_gau.ipynb differs from lessons/src/01_gau.py")
     assert out_of_sync(exercise).startswith("exercises/solutions/01_gau.ipynb differs from exercises/src/01_gau.py")
+
+
+def test_a_prose_edit_is_copied_without_running_and_a_code_edit_is_refused(tmp_path):
+    from notebooks import update_prose
+
+    source = sample_source(tmp_path)
+    build(source)
+    source.write_text(SAMPLE.replace("One line of prose.", "One better line of prose."))
+    update_prose(source)
+    assert out_of_sync(source) is None
+    stored = json.loads(notebook_path(source).read_text())
+    assert "One better line" in "".join(stored["cells"][0]["source"])
+    assert "same" in json.dumps(stored["cells"][1]["outputs"])  # the outputs of the run are kept
+    source.write_text(SAMPLE.replace('print("same")\n\n#', 'print("changed")\n\n#'))
+    with pytest.raises(SystemExit, match="code cells changed"):
+        update_prose(source)

@@ -10,6 +10,7 @@ built into notebooks:
     python tools/notebooks.py build lessons/src/01_gau.py   # build one
     python tools/notebooks.py build --all                   # every lesson, then every exercise
     python tools/notebooks.py check                         # every notebook agrees with its source
+    python tools/notebooks.py prose lessons/src/01_gau.py   # copy edited markdown only, no re-execution
 
 A notebook is built with MINILM_PROFILE=cpu so that what is stored is what CI runs. A rebuild of
 an unchanged source changes nothing: cell ids come from the cell's text, no timestamps are kept.
@@ -152,6 +153,24 @@ def build(source: Path) -> float:
     return seconds
 
 
+def update_prose(source: Path) -> None:
+    """Copy the source's markdown cells into the stored notebook, keeping every code cell and
+    its outputs: for a prose-only edit, the stored outputs are still those of a real run of
+    exactly this code, so nothing needs to run again. Refused when any code cell changed."""
+    target = notebook_path(source)
+    stored, fresh = nbformat.read(target, as_version=4), read_source(source)
+    code = lambda notebook: [c.source.strip() for c in notebook.cells if c.cell_type == "code"]
+    if [c.cell_type for c in stored.cells] != [c.cell_type for c in fresh.cells] or code(stored) != code(fresh):
+        raise SystemExit(f"{shown(source)}: code cells changed, so the outputs are stale; "
+                         f"rebuild it: python tools/notebooks.py build {shown(source)}")
+    for old, new in zip(stored.cells, fresh.cells):
+        if old.cell_type == "markdown":
+            old.source, old.id = new.source, new.id
+    nbformat.write(stored, target)
+    if is_exercise(source):
+        nbformat.write(student_version(stored), student_path(source))
+
+
 def all_sources() -> list[Path]:
     return sorted(SOURCES.glob("*.py")) + sorted(EXERCISE_SOURCES.glob("*.py"))
 
@@ -163,12 +182,19 @@ def main(argv=None):
     build_parser.add_argument("sources", nargs="*", type=Path)
     build_parser.add_argument("--all", action="store_true")
     sub.add_parser("check")
+    prose_parser = sub.add_parser("prose")
+    prose_parser.add_argument("sources", nargs="+", type=Path)
     args = parser.parse_args(argv)
 
     if args.command == "check":
         problems = [p for p in map(out_of_sync, all_sources()) if p]
         print("\n".join(problems) or "every notebook agrees with its source")
         return 1 if problems else 0
+    if args.command == "prose":
+        for source in args.sources:
+            update_prose(source.resolve())
+            print(f"{shown(source)}: markdown copied into {shown(notebook_path(source.resolve()))}")
+        return 0
     sources = all_sources() if args.all else args.sources
     for source in sources:
         print(f"{shown(source)}: executed in {build(source.resolve()):.0f} s", flush=True)
