@@ -34,7 +34,8 @@ import torch
 import torch.nn.functional as F
 
 import minilm
-from minilm import LM, Config, Recipe, cmp
+from minilm import LM, Config, causal_gau, causal_recipe, causal_transformer
+from minilm.checks import cmp
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -165,10 +166,10 @@ assert rope_ok and gau_ok, "the from-scratch GAU must match minilm's"
 # Transformer layer ($12d^2$). We build the two models this lesson trains and count.
 
 # %%
-gau_config = Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=P.d_model,
-                    n_layer=2 * P.n_layer, d_qk=P.d_qk, norm="relu2", n=P.train_len)
-transformer_config = Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head,
-                            d_model=P.d_model, n_layer=P.n_layer)
+gau_config = causal_gau(P, tok.vocab_size)                  # minilm.profiles: shared with lesson 2
+transformer_config = causal_transformer(P, tok.vocab_size)  # shared with lessons 3 and 5
+print(gau_config)
+print(transformer_config)
 d, s = P.d_model, P.d_qk
 counts = {}
 for name, config, formula in [("GAU", gau_config, 6 * d * d + d * s + 4 * s),
@@ -192,8 +193,7 @@ assert 0.8 < ratio < 1.25, "the two models should be of about the same size"
 # bar shows the training loss.
 
 # %%
-recipes = {seed: Recipe(length=P.train_len, steps=P.steps, batch_size=P.batch_size, seed=seed)
-           for seed in P.seeds}
+recipes = {seed: causal_recipe(P, seed) for seed in P.seeds}
 runs = {}
 for name, config in [("GAU", gau_config), ("Transformer", transformer_config)]:
     for seed in P.seeds:

@@ -25,11 +25,9 @@
 from dataclasses import replace
 
 import matplotlib.pyplot as plt
-import torch
 
 import minilm
-from minilm.bench import step_time
-from minilm.profiles import mlm_gau, mlm_recipe
+from minilm import masked_lm_gau, masked_lm_recipe
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -48,15 +46,15 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.m
 
 # %%
 def gau(norm, n=None):
-    return mlm_gau(P, tok.vocab_size, norm, n)   # the config lessons 2-3 used (minilm.profiles)
+    return masked_lm_gau(P, tok.vocab_size, norm, n)   # the config lessons 2-3 used (minilm.profiles)
 
 
 def recipe(seed, lengths=None):
     """P.mlm_steps batches of length L, or as many tokens in batches of mixed lengths."""
     if lengths is None:
-        return mlm_recipe(P, seed)
+        return masked_lm_recipe(P, seed)
     steps = round(P.mlm_steps * L * len(lengths) / sum(lengths))
-    return replace(mlm_recipe(P, seed), length=None, lengths=lengths, steps=steps)
+    return replace(masked_lm_recipe(P, seed), length=None, lengths=lengths, steps=steps)
 
 
 mixed = (L // 8, L // 4, L // 2, L)
@@ -117,7 +115,7 @@ plt.show()
 # %% [markdown]
 # ## Pretraining quality at the training length
 #
-# A fix that transfers well but learns worse would be no bargain. FLASH's ablation found
+# A fix that transfers well but learns worse would be no bargain. FLASH's ablation (Hua et al. 2022) found
 # softmax about equal to relu² at the training length. Our loss at $L$:
 
 # %%
@@ -140,12 +138,13 @@ device = minilm.pick_device()
 costs = {}
 for label in list(variants)[1:]:
     config = variants[label][0]
-    costs[label] = step_time(minilm.LM(config).to(device), x.to(device), y.to(device), repeats=5)
+    costs[label] = minilm.step_time(minilm.LM(config).to(device), x, y, repeats=5)
     print(f"{label:<30} {1000 * costs[label]:6.1f} ms/step")
 
 # %% [markdown]
-# At this size the four cost the same per step, within the noise of a timing (the
-# attention matrix is small next to the projections). What differs is what each fix asks:
+# At this size the four cost about the same per step: the printed times are within about
+# 15% of each other (the attention matrix is small next to the projections), and one
+# timing on a shared machine is not precise enough to rank them. What differs is what each fix asks:
 #
 # | fix | what it asks |
 # |---|---|
@@ -156,48 +155,58 @@ for label in list(variants)[1:]:
 #
 # ## What we measured, asserted on every seed
 #
-# - Every fix beats "no fix" by more than 5 accuracy points at $L/8$ and $L/4$ (we
-#   measured 11-28 points).
-# - At the training length, softmax and relu² (n fixed) are within 0.1 nats on the mean
-#   over seeds: FLASH's "about equal".
+# - Every fix beats "no fix" by more than 3 accuracy points at $L/8$ and $L/4$. We measured
+#   9.5-28 points, but the gap varies a lot between seeds (softmax at $L/4$: 19.6 on seed 0,
+#   9.5 on seed 1), so the margin sits well below the smallest. Control: at $L$, "no fix"
+#   *is* fix 1 (the same model with the same $n$), a gap of 0.
+# - At the training length, softmax and relu² (n fixed) are about equal (FLASH's finding),
+#   asserted as a bound: their means over seeds differ by less than 0.15 nats. Two seeds
+#   cannot resolve less: the two softmax seeds alone differ by 0.14. Control: "no fix"
+#   against n fixed at $L/4$ (lesson 2: 0.65-0.95 nats apart) fails the same bound.
 # - Past the training length ($2L$), the two fixes that normalise each row by its own sum
-#   (3 and 4) keep more accuracy than n fixed, by more than 3 points (we measured 5-14).
-# - With the same training tokens, mixed-length pretraining is within 3 points of n fixed at
-#   every length up to $L$ (we measured at most 2.0).
-# - relu² normalised by its row sum is the most accurate relu² variant at every length up to
-#   $L$, and has the lowest loss at $L$ of all four.
+#   (3 and 4) keep more accuracy than n fixed: on average over the two, by more than 3
+#   points (we measured 8.4 and 12.6; softmax alone 11.6-14.4, row sum alone 5.2-10.8).
+#   Control: "no fix", which at $2L$ is *below* n fixed (by 2.5-2.6 points).
+# - With the same training tokens, mixed-length pretraining is within 4 points of n fixed at
+#   every length up to $L$ (we measured at most 2.0; that gap differs by up to 1.9 between
+#   seeds). Control: "no fix", 16-24 points from n fixed at $L/8$.
+# - relu² normalised by its row sum has the lowest loss at $L$ of all four, on both seeds
+#   (ahead of the runner-up by 0.07 and 0.04 nats). Its *accuracy* lead over the other relu²
+#   variants is another story: 3-5 points on seed 0 up to $L$ (9.8 at $2L$), but only 0.4-0.7
+#   on seed 1 at every length, inside the evaluation error of about
+#   one point (8 batches, about 5,000 masked characters per length). So "the most accurate
+#   relu² variant" is not a claim two seeds support, and we do not assert it.
 
 # %%
 for seed in P.seeds:
-    for T in (L // 8, L // 4):
+    for T in (L // 8, L // 4):   # control: at T = L "no fix" is fix 1, gap 0
         for label in list(variants)[1:]:
-            assert accuracy[label, seed, T] > accuracy["no fix: n = length", seed, T] + 0.05, (label, seed, T)
+            assert accuracy[label, seed, T] > accuracy["no fix: n = length", seed, T] + 0.03, (label, seed, T)
 mean = {label: sum(v) / len(v) for label, v in at_L.items()}
-assert abs(mean["4. softmax"] - mean["1. n fixed"]) < 0.1, mean
-relu2_variants = ("1. n fixed", "2. mixed lengths, n = length", "3. relu² / row sum")
+assert abs(mean["4. softmax"] - mean["1. n fixed"]) < 0.15, mean   # a bound, not a sign
 for seed in P.seeds:
-    for label in ("3. relu² / row sum", "4. softmax"):
-        assert accuracy[label, seed, 2 * L] > accuracy["1. n fixed", seed, 2 * L] + 0.03, (label, seed)
-    for T in eval_lengths[:-1]:
-        assert abs(accuracy["2. mixed lengths, n = length", seed, T] - accuracy["1. n fixed", seed, T]) < 0.03, (seed, T)
-        assert accuracy["3. relu² / row sum", seed, T] == max(accuracy[label, seed, T] for label in relu2_variants), (seed, T)
+    row_normalised = (accuracy["3. relu² / row sum", seed, 2 * L] + accuracy["4. softmax", seed, 2 * L]) / 2
+    assert row_normalised > accuracy["1. n fixed", seed, 2 * L] + 0.03, seed   # control: "no fix" is below n fixed
+    for T in eval_lengths[:-1]:   # a bound; control: "no fix" at L/8
+        assert abs(accuracy["2. mixed lengths, n = length", seed, T] - accuracy["1. n fixed", seed, T]) < 0.04, (seed, T)
     index = P.seeds.index(seed)
-    assert at_L["3. relu² / row sum"][index] == min(losses[index] for losses in at_L.values()), seed
+    others = [losses[index] for label, losses in at_L.items() if label != "3. relu² / row sum"]
+    assert at_L["3. relu² / row sum"][index] < min(others), seed   # fails for any other variant in its place
 
 # %% [markdown]
 # ## Our numbers next to the source's
 #
 # | | Su / FLASH | here (CPU profile, 2 seeds) |
 # |---|---|---|
-# | fixed n, mixed lengths, row normalisation | each "works" | each beats "no fix" by 11-28 accuracy points at $L/8$ and $L/4$ |
-# | mixed-length pretraining | "results improved significantly" (over single-length, n = length) | with the same tokens, within about 2 points of n fixed at every length up to $L$ |
-# | softmax vs relu² at the training length | "basically identical" (FLASH ablation) | 1.43 vs 1.46 nats (means), seed spread about 0.1 |
-# | relu² / row sum | "works", but "bulky" | the best relu² variant here, on both seeds, and the lowest pretraining loss |
-# | extrapolation ($2L$) | needs more (lesson 5) | every variant loses accuracy past $L$; the row-normalised ones (3, 4) lose least |
+# | fixed n, mixed lengths, row normalisation | each "works" (Su) | each beats "no fix" by 9.5-28 accuracy points at $L/8$ and $L/4$ |
+# | mixed-length pretraining | "results improved significantly" (Su; over single-length, n = length) | with the same tokens, within 2 points of n fixed at every length up to $L$ |
+# | softmax vs relu² at the training length | "basically identical" (FLASH ablation, Hua et al. 2022) | 1.43 vs 1.46 nats (means of 2 seeds); the two softmax seeds alone differ by 0.14 |
+# | relu² / row sum | "works", but "bulky" (Su) | the lowest loss at $L$ on both seeds; the most accurate relu² variant on seed 0 (by 3-5 points up to $L$, 9.8 at $2L$), level with the others on seed 1 (0.4-0.7 ahead) |
+# | extrapolation ($2L$) | needs more (Su; lesson 5) | every variant loses accuracy past $L$; softmax keeps the most (55-60% at $2L$, n fixed 43-45%) |
 #
 # Two things here go beyond the post. First, normalising by the row sum was not only a
-# fix but the best relu² model at this size; Su's objection to it is elegance, not
-# accuracy. Second, at $2L$ the variants whose normaliser *adapts to the row* hold up
+# fix: it had the lowest loss at $L$ of all four on both seeds (and on one seed the best
+# accuracy of the relu² variants, by 3-5 points up to $L$); Su's objection to it is elegance, not accuracy. Second, at $2L$ the variants whose normaliser *adapts to the row* hold up
 # better than a fixed $n$: a constant that is right for the keys seen in training is
 # too small when there are twice as many keys to spread weight over. Lesson 5 takes up
 # how to go longer.

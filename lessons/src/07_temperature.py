@@ -12,36 +12,41 @@
 #
 # **The source** (Wang et al., 2024). Attention distraction (lesson 6) suggests sharpening
 # attention at long lengths: $q \leftarrow q\,\lambda/\sqrt d$ with $\lambda > 1$. A searched
-# uniform $\lambda$ (about 1.2 for 2x, 1.5 for 4x, 1.8 for 8x; fit $\lambda = 1 + 0.397 \ln s$)
-# extends NoPE; searching one $\lambda$ per head (trained with AdamW, lr 0.05-0.1, about 200
-# steps, batch 8, initialised at the best uniform $\lambda$, clamped at $\lambda \ge 1$) goes
-# further, and without the clamp or the initialisation it fails. In `minilm`, every layer's
-# attention takes `model.temperature[layer]` (one value per head) as its `scale`.
+# uniform $\lambda$ (about 1.2 for 2x, 1.5 for 4x, 1.8 for 8x, the values of the paper's
+# uniform-scale runs) extends NoPE. The paper also fits the best $\lambda$ *per position*
+# $i$, $\lambda(i) = 1 + 0.397 \ln(i/L)$ (the slope is quoted in the paper; the fit is in
+# its code, AntNLP/nope_head_scale, `fig/fig_fit.ipynb`). Searching one $\lambda$ per head
+# goes further. The code's recipe for it (`scripts/run_hs.sh`): every weight frozen but the
+# head scales, 200 steps of 8 target-length sequences, learning rate 0.1 or 0.05 with 10%
+# warmup and cosine decay, a clamp at $\lambda \ge 1$ after every step, and a start at 1.6 for
+# the 4x (8K) run. The paper reports that without the clamp or the start it fails
+# (passkey 81 to 53 and 26). In `minilm`, every layer's attention takes
+# `model.temperature[layer]` (one value per head) as its `scale`.
 
 # %%
-import math
 
 import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import Recipe, RopeScaling
-from minilm.profiles import long_recipe, long_transformer
-from minilm.scaling import mean_loss, train_head_scales, uniform_temperature_search
+from minilm import (
+    Recipe, RopeScaling, mean_loss, nope_rope_recipe, nope_rope_transformer, train_head_scales,
+    uniform_temperature_search,
+)
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
-L = P.nope_len
-print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_layers} x {P.n_head} heads), "
+L = P.nope_rope_len
+print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_rope_layers} x {P.n_head} heads), "
       f"trained at L = {L}; seeds {P.seeds}")
 
 
 def transformer(pos, **extra):
-    return long_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's models (minilm.profiles)
+    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's models (minilm.profiles)
 
 
-recipe = {seed: long_recipe(P, seed) for seed in P.seeds}
+recipe = {seed: nope_rope_recipe(P, seed) for seed in P.seeds}
 models = {(pos, seed): minilm.pretrained(transformer(pos), recipe[seed])[0]
           for pos in ("rope", "nope") for seed in P.seeds}
 
@@ -68,12 +73,13 @@ for seed in P.seeds:
 
 # %% [markdown]
 # Fit $\lambda^*(s) = 1 + c \ln s$ through the best values (least squares, no intercept:
-# $\lambda = 1$ at $s = 1$ by construction), and compare $c$ with the paper's 0.397.
+# $\lambda = 1$ at $s = 1$ by construction), and compare $c$ with the paper's 0.397. The
+# comparison is a loose one: the paper's slope is per *position*, ours per evaluation
+# *length*, one $\lambda$ for every position of a sequence of $sL$ characters.
 
 # %%
-points = [(math.log(s), best[seed, s] - 1) for seed in P.seeds for s in ratios]
-c = sum(x * y for x, y in points) / sum(x * x for x, _ in points)
-print(f"fitted c = {c:.3f}   (paper: 0.397)")
+c = minilm.fit_log_slope([s for seed in P.seeds for s in ratios], [best[seed, s] for seed in P.seeds for s in ratios])
+print(f"fitted c = {c:.3f}   (paper: {minilm.NOPE_FIT_C})")
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), dpi=90)
 for s, color in zip(ratios, ("tab:blue", "tab:orange", "tab:red")):
@@ -84,7 +90,7 @@ axes[0].set(xlabel="uniform temperature lambda", ylabel="loss at s x L (nats)", 
 axes[0].legend()
 ss = torch.linspace(1, 8, 50)
 axes[1].plot(ss, 1 + c * ss.log(), label=f"fit here: 1 + {c:.3f} ln s")
-axes[1].plot(ss, 1 + 0.397 * ss.log(), "--", label="paper: 1 + 0.397 ln s")
+axes[1].plot(ss, 1 + minilm.NOPE_FIT_C * ss.log(), "--", label=f"paper: 1 + {minilm.NOPE_FIT_C} ln s")
 for seed in P.seeds:
     axes[1].scatter(ratios, [best[seed, s] for s in ratios], color="k", s=15, label="best, per seed" if seed == P.seeds[0] else None)
 axes[1].set(xlabel="length ratio s", ylabel="best lambda", title="The best temperature grows like ln s")
@@ -94,17 +100,23 @@ plt.show()
 
 # %% [markdown]
 # The best $\lambda$ grows with the ratio, as in the paper (we found 1.2 at 2x, 1.5-1.7 at
-# 4x, 1.9 at 8x; the paper's rule of thumb is 1.2, 1.5, 1.8), and a single number lowers
-# the loss at 4x and 8x by 0.1-0.35 nats. Asserted on every seed: the best $\lambda$ never
-# falls as $s$ grows, it helps at 4x and 8x by more than 0.05 nats, and the fitted $c$ is
-# within 0.15 of the paper's.
+# 4x, 1.9 at 8x; the paper's runs used 1.2, 1.5, 1.8), and a single number lowers
+# the loss at 4x and 8x by 0.10-0.35 nats. Asserted on every seed, each with the control
+# that fails it:
+# - the best $\lambda$ never falls as $s$ grows, and is at least 0.3 higher at 8x than at 2x
+#   (we measured 0.7 on both seeds); control: a $\lambda$ that does not grow with length;
+# - it lowers the loss at 4x and 8x by more than 0.03 nats (we measured 0.10-0.35; the
+#   seed that has risen more gains more); control: $\lambda = 1$, a gain of 0;
+# - the fitted $c$ is within 0.15 of the paper's (the per-seed fits differ by about 0.04);
+#   control: a $\lambda$ that does not grow, $c = 0$.
 
 # %%
 for seed in P.seeds:
-    assert best[seed, 2] <= best[seed, 4] <= best[seed, 8] and best[seed, 4] > 1, seed
+    assert best[seed, 2] <= best[seed, 4] <= best[seed, 8], seed
+    assert best[seed, 8] >= best[seed, 2] + 0.3, seed
     for s in (4, 8):
-        assert uniform[seed, s, best[seed, s]] < uniform[seed, s, 1.0] - 0.05, (seed, s)
-assert abs(c - 0.397) < 0.15, c
+        assert uniform[seed, s, best[seed, s]] < uniform[seed, s, 1.0] - 0.03, (seed, s)
+assert abs(c - minilm.NOPE_FIT_C) < 0.15, c
 
 # %% [markdown]
 # ## Head-based scaling
@@ -146,7 +158,7 @@ for (label, seed), losses in head_loss.items():
 fig, axes = plt.subplots(1, len(P.seeds) + 1, figsize=(12, 3.4), dpi=90,
                          gridspec_kw={"width_ratios": [1] * len(P.seeds) + [1.6]})
 for ax, seed in zip(axes, P.seeds):
-    t = head["head scaling", seed].temperature
+    t = head["head scaling", seed].temperature.detach().cpu()
     image = ax.imshow(t, cmap="viridis", vmin=1.0, vmax=max(2.0, float(t.max())))
     for (i, j), value in zip(torch.cartesian_prod(torch.arange(t.shape[0]), torch.arange(t.shape[1])).tolist(), t.flatten()):
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="w", fontsize=8)
@@ -170,26 +182,37 @@ plt.show()
 
 # %% [markdown]
 # Head scaling lowers the loss at its target length below the best uniform $\lambda$ on
-# both seeds, and carries over to $8L$; some heads want much more focus than others (the
-# heatmap), which a single number cannot give them. Its price: the temperatures are on
-# at every length, so in range ($1L$) the loss is a little higher than with $\lambda = 1$.
+# both seeds (by 0.035 and 0.076 nats). It starts from that $\lambda$ and only descends the
+# loss at $4L$, so this mostly checks that its training works (a wrong sign or a learning
+# rate that diverges would fail it). It carries over to $8L$: 0.22-0.47 nats below
+# $\lambda = 1$ there. Some heads want much more focus than others (the heatmap), which a
+# single number cannot give them. Its price: the temperatures are on at every length, so
+# in range ($1L$) the loss is a little higher than with $\lambda = 1$ (about 0.05 nats).
 #
 # **The ablations did not reproduce.** Without the clamp some temperatures went below 1
-# (down to 0.55) and the loss was no worse; started at $\lambda = 1$, training ended at the
-# same temperatures as started from the best uniform value (to two decimals: with 16
-# numbers and a smooth loss, Adam finds the same minimum from both starts). The paper's
-# failures (passkey 81 to 53 and 26) are in a 1B-parameter model on a much harder task;
-# our landscape is simply easier. We assert what we measured: the ablations land within
-# 0.05 nats of head scaling at $4L$.
+# (down to 0.55 and 0.70) and the loss was no worse; started at $\lambda = 1$, training ended
+# at the same loss (to three decimals) and the same range of temperatures as started from
+# the best uniform value: with 16 numbers and a smooth loss, Adam finds the same minimum
+# from both starts. The paper's failures (passkey 81 to 53 and 26) are in a model of about
+# a billion parameters on a much harder task; our landscape is simply easier.
+#
+# Asserted on every seed, with controls: head scaling beats the best uniform $\lambda$ at
+# $4L$ (control: its own starting point, which ties) and $\lambda = 1$ at $8L$ by more than
+# 0.05 nats (control: $\lambda = 1$ itself); both ablations land within 0.05 nats of head
+# scaling at $4L$ (we measured at most 0.006; control: $\lambda = 1$, 0.13-0.28 nats away,
+# fails that bound); and without the clamp some temperature ends below 1 (we measured
+# 0.55 and 0.70). That the clamped temperatures are all $\ge 1$ is a *demonstration* of the
+# clamp, true by construction, with the unclamped run as its control.
 
 # %%
 for seed in P.seeds:
     uniform_4x = uniform[seed, 4, best[seed, 4]]
     assert head_loss["head scaling", seed][target] < uniform_4x, (seed, uniform_4x)
-    assert head_loss["head scaling", seed][8 * L] < uniform[seed, 8, 1.0] - 0.1, seed
-    for ablation in ("no clamp", "start at 1"):
+    assert head_loss["head scaling", seed][8 * L] < uniform[seed, 8, 1.0] - 0.05, seed
+    for ablation in ("no clamp", "start at 1"):   # a bound; control: lambda = 1 fails it
         assert abs(head_loss[ablation, seed][target] - head_loss["head scaling", seed][target]) < 0.05, (ablation, seed)
-    assert (head["head scaling", seed].temperature >= 1).all()
+    assert head["no clamp", seed].temperature.min() < 1, seed
+    assert (head["head scaling", seed].temperature >= 1).all()   # demonstration of the clamp
 
 # %% [markdown]
 # ## RoPE baselines: PI, NTK-aware, YaRN
@@ -229,9 +252,11 @@ for seed in P.seeds:
     table["NoPE + head scaling (trained at 4L)", seed] = head_loss["head scaling", seed]
 
 methods = list(dict.fromkeys(label for label, _ in table))
-print(f"{'loss (nats), mean of seeds':<42}" + "".join(f"{f'{T // L}x':>8}" for T in lengths))
+print(f"{'loss (nats): mean (seeds ' + '/'.join(map(str, P.seeds)) + ')':<42}" + "".join(f"{f'{T // L}x':>22}" for T in lengths))
 for label in methods:
-    print(f"{label:<42}" + "".join(f"{sum(table[label, s][T] for s in P.seeds) / len(P.seeds):8.3f}" for T in lengths))
+    print(f"{label:<42}" + "".join(
+        f"{sum(table[label, s][T] for s in P.seeds) / len(P.seeds):8.3f} ({'/'.join(f'{table[label, s][T]:.3f}' for s in P.seeds)})".rjust(22)
+        for T in lengths))
 
 # %% [markdown]
 # Reading the table (loss in nats; lower is better):
@@ -239,14 +264,22 @@ for label in methods:
 #   worst: dividing *every* frequency by $s$ blurs the fast rotations that tell neighbouring
 #   characters apart, and a char-level model lives on those.
 # - **Fine-tuned RoPE** (PI, YaRN; all weights, same tokens as head scaling) is the best at
-#   2x-8x, but it is *worse in range*: it was tuned for $s = 4$ and evaluated with it at
-#   every length.
+#   4x, the length it was tuned at (means 1.73 and 1.62, against 1.86 for head scaling),
+#   and at 8x (2.14-2.16 against 2.41). It is *not* the best at 2x (means 1.85 and 1.73),
+#   where uniform $\lambda$ (1.62), head scaling (1.64) and even zero-shot NTK (1.65) are
+#   ahead of it, and it is far *worse in range* (1.69-1.80 against 1.32): it was tuned for
+#   $s = 4$ and is evaluated with $s = 4$ at every length.
 # - **NoPE:** uniform $\lambda$ and head scaling beat plain RoPE and all zero-shot RoPE
-#   methods from 4x on, with one or 16 numbers. They do not reach fine-tuned RoPE here;
-#   the paper found head scaling competitive with such methods in a 1B-parameter model.
+#   methods from 4x on, with one or 16 numbers. They do not reach fine-tuned RoPE at 4x-8x
+#   here; the paper found head scaling competitive with such methods in a model of about a
+#   billion parameters.
 #
-# Asserted on every seed: NTK beats PI zero-shot at 2x and 4x; fine-tuned YaRN beats head
-# scaling at 4x; head-scaled NoPE beats zero-shot RoPE (every method) at 4x and 8x.
+# Asserted on every seed (the table shows each seed in brackets): NTK beats PI zero-shot at
+# 2x and 4x (the other variant is the control); fine-tuned YaRN beats head scaling at 4x
+# (control: in range, $1x$, the order is reversed); head-scaled NoPE beats zero-shot RoPE
+# (every method) at 4x and 8x (control: in range plain RoPE is better). At 2x fine-tuned
+# RoPE is behind uniform $\lambda$, head scaling and zero-shot NTK on each seed too (the
+# brackets), but that is read from the table and not asserted.
 
 # %%
 for seed in P.seeds:
@@ -279,7 +312,7 @@ def copy_gain(model, T, depth, trials=16):
     gains = []
     for key in torch.randint(10000, 100000, (trials,), generator=g).tolist():
         text, _ = minilm.passkey_prompt(T, depth, key)
-        idx = tok.encode(text).unsqueeze(0)
+        idx = tok.encode(text).unsqueeze(0).to(model.device)
         with torch.no_grad():
             loss = torch.nn.functional.cross_entropy(model(idx)[0, :-1], idx[0, 1:], reduction="none")
         first = text.index(str(key))
@@ -288,46 +321,51 @@ def copy_gain(model, T, depth, trials=16):
     return sum(gains) / len(gains)
 
 
-copy = {(label, seed, T): copy_gain(model, T, depth=1.0)
-        for label, model in (("NoPE", models["nope", P.seeds[0]]), ("RoPE", models["rope", P.seeds[0]]))
-        for seed in P.seeds[:1] for T in (4 * L, 8 * L)}
+copy = {(label, seed, T): copy_gain(models[label.lower(), seed], T, depth=1.0)
+        for label in ("NoPE", "RoPE") for seed in P.seeds for T in (4 * L, 8 * L)}
 for key, value in copy.items():
     print(f"{key}: the second occurrence of the key costs {value:.2f} nats/digit less than the first")
 
 # %% [markdown]
-# **No model here can do passkey retrieval** (0 of 48 at every length and depth): a
-# 100-thousand-parameter character model trained on documentation never learned to
-# fetch a number from far back and repeat it on request. The closer task works, for NoPE
-# only: when the key appears a second time, 20 characters after the first, NoPE predicts
-# its digits more than a nat per digit better than the first time, even at 4x and 8x the
-# training length. It has learned to *copy* from recent context, and that skill survives
-# past $L$. RoPE, at those positions, does worse on the second occurrence: its attention
-# is broken by unseen rotations.
-
-# %%
-assert passkey.max() == 0
-for T in (4 * L, 8 * L):
-    assert copy["NoPE", P.seeds[0], T] > 0.5 and copy["RoPE", P.seeds[0], T] < 0, T
+# **Passkey retrieval: 0 of 48.** NoPE with head scaling (seed 0, the only model we tried)
+# retrieved no key, at any length or depth. That says little about length
+# generalisation: the needle and the question alone are 97 characters, three times the
+# training length, so no prompt is ever in range, and a 0.2-million-parameter character
+# model trained on documentation was never asked to fetch a number from far back and repeat
+# it on request. We show the count and assert nothing about it.
+#
+# **The closer task depends on the seed.** The needle sits at the end of the filler
+# (depth 1), so the key's two occurrences fall at positions of about $1.5$-$2.3L$ in the
+# $4L$ prompts and $5.5$-$6.3L$ in the $8L$ ones, all past the training length. When the
+# key appears the second time, 20 characters after the first, NoPE seed 0 predicts its
+# digits 1.29 and 1.10 nats per digit better than the first time: it copies from recent
+# context, past $L$. NoPE seed 1, trained the same way on the same text, gains only 0.02
+# and 0.38. RoPE loses on seed 0 ($-0.25$ and $-0.21$) and swings from $-1.61$ to $+0.52$
+# on seed 1. Two seeds of a 0.2-million-parameter model that was never trained to retrieve
+# do not settle whether NoPE copies past $L$ more reliably than RoPE, so we assert nothing
+# here. Retrieval needs a task the model is trained on, with enough trials to count.
 
 # %% [markdown]
 # ## Our numbers next to the paper's
 #
 # | | Wang et al. (2024) | here (CPU profile, 2 seeds) |
 # |---|---|---|
-# | best uniform $\lambda$ at 2x / 4x / 8x | about 1.2 / 1.5 / 1.8 | 1.2 / 1.5-1.7 / 1.9 |
-# | fit $\lambda = 1 + c \ln s$ | $c = 0.397$ | $c$ as printed above (within 0.15 of 0.397) |
-# | head scaling vs uniform | better | better at the target length on both seeds |
-# | without clamp / without initialisation | fails (passkey 81 to 53 / 26) | no difference: the same minimum here |
-# | head scaling vs fine-tuned RoPE extensions | competitive | behind fine-tuned PI and YaRN at 2x-8x; ahead of every zero-shot RoPE method from 4x |
-# | passkey | NoPE + head scaling retrieves well | 0% for every model; in-context copying works for NoPE past $L$ |
+# | best uniform $\lambda$ at 2x / 4x / 8x | about 1.2 / 1.5 / 1.8 (the paper's uniform runs) | 1.2 / 1.5-1.7 / 1.9 |
+# | $\lambda$ growing with length | per position: $\lambda(i) = 1 + 0.397 \ln(i/L)$ (paper; fit in `fig/fig_fit.ipynb` of its code) | per length: $\lambda(s) = 1 + c \ln s$, $c = 0.42$ (within 0.15 of 0.397; a different fit) |
+# | head scaling vs uniform | better (paper) | better at the target length on both seeds, by 0.035-0.076 nats |
+# | head-scale recipe | 200 steps of 8 sequences, lr 0.1 / 0.05, clamp at 1, start 1.6 for 4x (code, `scripts/run_hs.sh`) | 200 steps of 8, lr 0.05, clamp at 1, start at our best uniform $\lambda$ |
+# | without clamp / without initialisation | fails (passkey 81 to 53 / 26; paper) | no difference: loss within 0.006 nats of head scaling |
+# | head scaling vs fine-tuned RoPE extensions | competitive (paper) | behind fine-tuned PI and YaRN at 4x and 8x, ahead of both at 2x (means and each seed; not asserted); ahead of every zero-shot RoPE method from 4x |
+# | passkey | NoPE + head scaling retrieves well (paper) | 0 of 48 (NoPE + head scaling, seed 0; the needle and question alone are 3x our training length); in-context copying past $L$: NoPE seed 0 yes, seed 1 hardly; RoPE varies by seed |
 
 # %% [markdown]
 # ## Check your understanding
 #
 # 1. Why must the temperatures be clamped at $\lambda \ge 1$? What does a head with $\lambda < 1$
 #    do to attention, and why could training at one length push it there?
-# 2. Head scaling trains 16 numbers. Why is starting from the best uniform $\lambda$ so much
-#    better than starting from 1, when both have the same parameters and data?
+# 2. Here, starting head scaling from 1 or from the best uniform $\lambda$ ended at the same
+#    loss; in the paper the start mattered a lot. Our model has 16 head scales; what about
+#    a model with hundreds of them, trained on a harder task, could make the start matter?
 # 3. PI divides every frequency by $s$. What does that do to the model's ability to tell
 #    neighbouring characters apart? How does YaRN avoid part of that?
 # 4. Our fitted $c$ differs from 0.397. Name two differences between our setting and the
