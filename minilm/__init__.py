@@ -10,18 +10,19 @@ grader) and ``bench`` (a command-line benchmark), which ``import minilm`` does n
 
 __version__ = "0.2.0"
 
-from .data import Corpus, batches, default_corpus, passkey_prompt
+from .data import Corpus, batches, default_corpus
 from .measure import (
-    attention_entropy, bucket_means, entropy, eval_batches, evaluate, extension_ratio, growth_exponent,
-    log_normalisers, loss_by_length, loss_by_position, ngram_baselines, passkey_accuracy, position_probe_r2,
-    prefix_gap, step_time,
+    attention_entropy, bootstrap_interval, bucket_means, entropy, eval_batches, evaluate, extension_ratio,
+    growth_exponent, log_normalisers, loss_by_length, loss_by_position, needle_attention, ngram_baselines,
+    position_probe_r2, prefix_gap, retrieval_accuracy, step_time,
 )
 from .model import LM, Config, RopeScaling, apply_rope, attend, logn_factor, rope_angles, yarn_logit_scale
 from .profiles import (
     causal_gau, causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe, nope_rope_recipe,
-    nope_rope_transformer, profile,
+    nope_rope_transformer, profile, retrieval_recipe,
 )
 from .scaling import (
-    NOPE_FIT_C, fit_log_slope, length_rule, mean_loss, train_head_scales, uniform_temperature_search,
+    NOPE_FIT_C, fit_log_slope, fit_per_position, length_rule, mean_loss, temperature, train_head_scales,
+    uniform_temperature_by_position, uniform_temperature_search,
 )
 from .training import Recipe, generate, lm_loss, pick_device, pretrained, train

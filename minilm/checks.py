@@ -14,12 +14,14 @@ import math
 import torch
 
 from .data import batches, default_corpus
-from .measure import entropy, extension_ratio, growth_exponent, position_probe_r2, prefix_gap
+from .measure import (
+    entropy, exact_match, extension_ratio, growth_exponent, needle_mass, position_probe_r2, prefix_gap,
+)
 from .model import (
     GAU, LM, Config, apply_rope, attend, attention_scores, attention_weights, log_row_sums, logn_factor,
     relu2_divisor, rope_angles,
 )
-from .scaling import fit_log_slope, length_rule
+from .scaling import fit_log_slope, fit_per_position, length_rule
 from .training import lm_loss
 
 
@@ -353,3 +355,52 @@ def check_rule_slopes(student) -> None:
     cases = [(f"rule={rule!r}, L={L}", dict(rule=rule, L=L)) for rule in ("su", "nope_fit", "qwen", "yarn")
              for L in (512, 2048)]
     run_cases("rule slopes", student, numeric_slope, cases, atol=1e-3, rtol=1e-3)
+
+
+def check_exact_match(student) -> None:
+    """student(logits, y) -> (B,) bool: the rows whose key greedy decoding writes exactly (the
+    argmax right at each of the key's digits, the last RETRIEVAL_DIGITS positions)."""
+    g = torch.Generator().manual_seed(0)
+    cases = []
+    for number, (B, T, V) in enumerate([(6, 12, 10), (8, 20, 104), (3, 9, 5)]):
+        y = torch.full((B, T), -100)
+        y[:, -3:] = torch.randint(0, V, (B, 3), generator=g)
+        logits = torch.randn(B, T, V, generator=g)
+        right = logits.clone()
+        right.scatter_(-1, y.clamp(min=0).unsqueeze(-1), 50.0)  # argmax = target everywhere
+        mixed = right.clone()
+        mixed[0, -1] = torch.randn(V, generator=g)             # row 0: last digit may be wrong
+        mixed[1, -3, y[1, -3]] = -50.0                          # row 1: first digit wrong
+        mixed[2, 0] = 0.0                                       # row 2: a non-answer position does not count
+        cases += [(f"B,T,V={B, T, V}, every digit right", dict(logits=right, y=y)),
+                  (f"B,T,V={B, T, V}, one wrong digit in rows 0-1", dict(logits=mixed, y=y)),
+                  (f"B,T,V={B, T, V}, random logits", dict(logits=logits, y=y))]
+    run_cases("exact match", student, exact_match, cases)
+
+
+def check_needle_mass(student) -> None:
+    """student(rows, needle) -> the attention mass on positions needle_b .. needle_b + 3 of each row."""
+    g = torch.Generator().manual_seed(1)
+    cases = []
+    for B, T in [(4, 12), (3, 40), (2, 7)]:
+        rows = torch.softmax(torch.randn(B, T, generator=g), -1)
+        needle = torch.randint(0, T - 3, (B,), generator=g)
+        cases.append((f"B,T={B, T}, rows (B, T)", dict(rows=rows, needle=needle)))
+        heads = torch.softmax(torch.randn(B, 2, 3, T, generator=g), -1)
+        cases.append((f"B,T={B, T}, rows (B, layers, heads, T)", dict(rows=heads, needle=needle)))
+    cases.append(("needle at position 0", dict(rows=torch.full((2, 8), 1 / 8), needle=torch.zeros(2, dtype=torch.long))))
+    run_cases("needle mass", student, needle_mass, cases)
+
+
+def check_per_position_fit(student) -> None:
+    """student(table, grid, L, bucket) -> a of lambda(i) = 1 + a ln(i / L), from the best lambda of
+    each bucket of positions past L (i: the bucket's mean position, counted from 1)."""
+    g = torch.Generator().manual_seed(2)
+    grid = [round(1 + 0.1 * k, 1) for k in range(12)]
+    cases = []
+    for L, T, a in [(16, 128, 0.4), (8, 64, 0.25), (32, 96, 0.6)]:
+        planted = 1 + a * torch.log(torch.arange(1, T + 1) / L)
+        table = (torch.tensor(grid)[:, None] - planted[None]) ** 2 + 0.01 * torch.rand(len(grid), T, generator=g)
+        cases.append((f"L={L}, T={T}, planted a={a}", dict(table=table, grid=grid, L=L, bucket=L // 4)))
+    run_cases("per-position fit", student, lambda table, grid, L, bucket: fit_per_position(table, grid, L, bucket=bucket)["a"],
+              cases, atol=1e-6)

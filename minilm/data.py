@@ -19,8 +19,10 @@ from .validation import finite_number, integer, one_of, positive_int, positive_i
 MASK = "\x00"          # the mask symbol of masked-LM batches; never occurs in text
 TASKS = ("causal", "mlm")
 IGNORE_INDEX = -100    # targets that carry no loss (cross_entropy's default ignore_index)
-PASSKEY_FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
-PASSKEY_QUESTION = "What is the pass key? The pass key is "
+# Retrieval sized for tiny models: "<filler>@123<filler>?123". The needle is a marker and a
+# 3-digit key, the question a single "?", and the model must answer with the key: eight characters
+# of structure, so a prompt of 32 characters still holds 25 of filler.
+RETRIEVAL_MARK, RETRIEVAL_QUESTION, RETRIEVAL_DIGITS = "@", "?", 3
 
 
 class CharTokenizer:
@@ -133,15 +135,57 @@ def mlm_batch(ids, batch_size: int, length: int, mask_id: int, vocab_size: int, 
     return x, y
 
 
+def retrieval_batch(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None):
+    """Needle-in-a-haystack windows: inputs x (B, T) and targets y, IGNORE_INDEX except the answer.
+
+    Each row is T + 1 characters, ``filler[:cut] + "@" + key + filler[cut:] + "?" + key``: a
+    random window of ``ids`` as filler, a random RETRIEVAL_DIGITS-digit key (no leading 0), the needle at
+    ``depth`` (a fraction of the filler before it; None draws one per row, uniform in [0, 1]).
+    x is the row without its last character and y the row shifted by one, so the targets are
+    the key's digits after the "?": y[:, -RETRIEVAL_DIGITS:]. Greedy decoding returns the key
+    exactly when the argmax is right at all of them, given the digits before (teacher forcing).
+    """
+    positive_int("length", length)
+    positive_int("batch_size", batch_size)
+    if depth is not None:
+        finite_number("depth", depth, at_least=0, at_most=1)
+    structure = 2 * RETRIEVAL_DIGITS + len(RETRIEVAL_MARK) + len(RETRIEVAL_QUESTION)
+    filler_len = length + 1 - structure
+    if filler_len < 0:
+        raise ValueError(f"length {length} is too short for a retrieval window: the needle, the question "
+                         f"and the answer take {structure} characters, so length must be at least {structure - 1}")
+    tok = corpus.tokenizer
+    mark, question = tok.encode(RETRIEVAL_MARK), tok.encode(RETRIEVAL_QUESTION)
+    digit_ids = tok.encode("0123456789")
+    filler = _windows(ids, batch_size, filler_len, generator)
+    first = torch.randint(1, 10, (batch_size, 1), generator=generator)  # no leading zero: always RETRIEVAL_DIGITS digits
+    rest = torch.randint(0, 10, (batch_size, RETRIEVAL_DIGITS - 1), generator=generator)
+    keys = digit_ids[torch.cat([first, rest], dim=1)]
+    depths = (torch.rand(batch_size, generator=generator) if depth is None
+              else torch.full((batch_size,), float(depth)))
+    cuts = (depths * filler_len).round().long().tolist()
+    rows = torch.stack([torch.cat([filler[b, :cut], mark, keys[b], filler[b, cut:], question, keys[b]])
+                        for b, cut in enumerate(cuts)])
+    y = torch.full((batch_size, length), IGNORE_INDEX, dtype=torch.long)
+    y[:, -RETRIEVAL_DIGITS:] = keys
+    return rows[:, :-1], y
+
+
 def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=None,
-            split="train", seed=0):
+            split="train", seed=0, retrieval: float = 0.0):
     """An endless, seeded stream of (x, y) batches.
 
     task: 'causal' (next token) or 'mlm' (masked LM). Give ``length`` for one length,
     or ``lengths`` (a list) for mixed-length training: each batch draws one of them.
-    The arguments are checked here, at the call, not at the first next().
+    ``retrieval`` (causal only): the probability that a batch is a retrieval batch
+    (see retrieval_batch, loss on the answer only) instead of text; 0 leaves the stream
+    exactly as without it. The arguments are checked here, at the call, not at the first next().
     """
     one_of("task", task, TASKS)
+    finite_number("retrieval", retrieval, at_least=0, at_most=1)
+    if retrieval and task != "causal":
+        raise ValueError(f"retrieval batches are causal (the answer comes last); got task={task!r} "
+                         f"with retrieval={retrieval!r}")
     if (length is None) == (lengths is None):
         raise ValueError("give exactly one of length (one length) or lengths (mixed lengths)")
     if lengths is None:
@@ -156,38 +200,20 @@ def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=
     if window > len(ids):
         raise ValueError(f"length {max(choices)} is too long for the {split} split of corpus {corpus.name!r} "
                          f"({len(ids)} tokens)")
-    return _stream(corpus, ids, task, batch_size, choices, seed)
+    if retrieval:
+        retrieval_batch(corpus, ids, 1, min(choices))  # a length too short for the needle fails here
+    return _stream(corpus, ids, task, batch_size, choices, seed, retrieval)
 
 
-def _stream(corpus, ids, task, batch_size, choices, seed):
+def _stream(corpus, ids, task, batch_size, choices, seed, retrieval):
     generator = torch.Generator().manual_seed(seed)
     pick = random.Random(seed)
     tok = corpus.tokenizer
     while True:
         T = pick.choice(choices)
-        if task == "causal":
+        if retrieval and pick.random() < retrieval:  # never drawn when retrieval is 0: the text stream stays as it was
+            yield retrieval_batch(corpus, ids, batch_size, T, generator)
+        elif task == "causal":
             yield causal_batch(ids, batch_size, T, generator)
         else:
             yield mlm_batch(ids, batch_size, T, tok.mask_id, tok.vocab_size, generator)
-
-
-def passkey_prompt(length: int, depth: float, key: int, filler: str = PASSKEY_FILLER):
-    """A passkey-retrieval prompt of exactly ``length`` characters and its answer.
-
-    Filler text repeated, the needle "The pass key is K. Remember it. K is the pass key."
-    placed at ``depth`` (0 = start, 1 = end of the filler), then "What is the pass key?
-    The pass key is ". The answer is str(key).
-    """
-    positive_int("length", length)
-    finite_number("depth", depth, at_least=0, at_most=1)
-    integer("key", key, at_least=0)
-    if not isinstance(filler, str) or not filler:
-        raise ValueError(f"filler must be a non-empty str (it is repeated to fill the prompt); got {filler!r}")
-    needle = f"The pass key is {key}. Remember it. {key} is the pass key. "
-    filler_len = length - len(needle) - len(PASSKEY_QUESTION)
-    if filler_len < 0:
-        raise ValueError(f"length {length} is too short: needle and question alone take "
-                         f"{len(needle) + len(PASSKEY_QUESTION)} characters")
-    background = (filler * (filler_len // len(filler) + 1))[:filler_len]
-    cut = round(depth * filler_len)
-    return background[:cut] + needle + background[cut:] + PASSKEY_QUESTION, str(key)

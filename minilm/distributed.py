@@ -41,7 +41,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from .data import Corpus, batches, default_corpus
+from .data import Corpus, default_corpus
 from .model import LM, Config
 from .training import (
     Recipe, _cache_path, _load_cached, _prepare_cache, _save_atomic, cache_key, pick_device, train,
@@ -157,8 +157,7 @@ def main(argv=None) -> None:
 
         torch.manual_seed(recipe.seed)  # as pretrained() does: the same initial weights
         model = LM(config).to(device)
-        stream = batches(corpus, task=recipe.task, batch_size=recipe.batch_size, length=recipe.length,
-                         lengths=recipe.lengths, seed=recipe.seed)
+        stream = recipe.stream(corpus)
         resume = None
         if checkpoint is not None:
             model.load_state_dict(checkpoint["state"])

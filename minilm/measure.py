@@ -12,7 +12,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from .data import IGNORE_INDEX, Corpus, batches, passkey_prompt
+from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_batch
 from .model import log_row_sums
 from .training import lm_loss
 from .validation import finite_number, positive_int, positive_ints
@@ -183,32 +183,95 @@ def growth_exponent(ns, values) -> float:
     return float((x * y).sum() / (x * x).sum())
 
 
-@torch.no_grad()
-def passkey_accuracy(model, tokenizer, lengths, depths, *, trials: int = 8, seed: int = 0,
-                     **overrides) -> torch.Tensor:
-    """Exact-match passkey retrieval, shape (len(lengths), len(depths)).
+def retrieval_prompts(corpus: Corpus, length: int, depth: float, *, trials: int, seed: int = EVAL_SEED):
+    """``trials`` retrieval windows (data.retrieval_batch) of ``length`` at ``depth``, filler from
+    the validation split: (x, y, needle), needle (trials,) the position of the "@" in each row.
+    The same seed gives the same prompts, so every model and setting sees the same trials."""
+    generator = torch.Generator().manual_seed(seed)
+    x, y = retrieval_batch(corpus, corpus.val, trials, length, generator, depth=depth)
+    filler_len = length + 1 - (2 * RETRIEVAL_DIGITS + 2)
+    needle = torch.full((trials,), round(depth * filler_len))
+    return x, y, needle
 
-    For each (length, depth): ``trials`` prompts with random 5-digit keys (see
-    data.passkey_prompt); the model decodes greedily as many characters as the key has,
-    and a trial counts when they are exactly the key."""
+
+def exact_match(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Which rows of a retrieval batch greedy decoding answers exactly: (B,) bool.
+
+    correct_b = AND_k [argmax_v logits[b, T-D+k, v] == y[b, T-D+k]], k < D (the key's D digits;
+    with the true digits as input, the argmax at each is what greedy decoding would write)."""
+    answer = slice(-RETRIEVAL_DIGITS, None)
+    return (logits[:, answer].argmax(-1) == y[:, answer].to(logits.device)).all(-1)
+
+
+def needle_mass(rows: torch.Tensor, needle: torch.Tensor) -> torch.Tensor:
+    """Attention mass on the needle: sum_{j = p_b}^{p_b + D} a_{b,j} for each row a_b (the "@" at
+    p_b and the key's D digits, D = RETRIEVAL_DIGITS). rows (B, ..., T), needle (B,) -> (B, ...)."""
+    span = torch.arange(rows.shape[-1], device=rows.device)
+    start = needle.to(rows.device).view(-1, *[1] * (rows.ndim - 1))
+    return (rows * ((span >= start) & (span <= start + RETRIEVAL_DIGITS))).sum(-1)
+
+
+@torch.no_grad()
+def retrieval_accuracy(model, corpus: Corpus, lengths, depths, *, trials: int = 100, seed: int = EVAL_SEED,
+                       **overrides) -> torch.Tensor:
+    """Exact-match retrieval, shape (len(lengths), len(depths)): the fraction of ``trials``
+    prompts per cell whose key greedy decoding returns exactly.
+
+    One forward pass per cell: greedy decoding returns the key exactly when the argmax is
+    right at every answer position given the digits before it (see data.retrieval_batch)."""
     positive_ints("lengths", lengths)
     if not isinstance(depths, (list, tuple)) or not depths:
         raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
     positive_int("trials", trials)
     model.eval()
-    generator = torch.Generator().manual_seed(seed)
     result = torch.zeros(len(lengths), len(depths))
     for a, length in enumerate(lengths):
         for b, depth in enumerate(depths):
-            keys = torch.randint(10000, 100000, (trials,), generator=generator).tolist()
-            prompts = [passkey_prompt(length, depth, key) for key in keys]
-            idx = torch.stack([tokenizer.encode(text) for text, _ in prompts]).to(model.device)
-            for _ in range(5):
-                next_ids = model(idx, **overrides)[:, -1].argmax(-1, keepdim=True)
-                idx = torch.cat([idx, next_ids], dim=1)
-            answers = [tokenizer.decode(row[-5:]) for row in idx.cpu()]
-            result[a, b] = sum(ans == key for ans, (_, key) in zip(answers, prompts)) / trials
+            x, y, _ = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + 7919 * a + 104729 * b)
+            result[a, b] = exact_match(model(x.to(model.device), **overrides), y).float().mean().cpu()
     return result
+
+
+@torch.no_grad()
+def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0.5, 0.75, 1.0), trials: int = 32,
+                     seed: int = EVAL_SEED, **overrides) -> dict:
+    """Where the question looks: the attention row of the "?" (the query that predicts the key's
+    first digit), per layer and head, averaged over ``trials`` prompts at each depth.
+
+    Returns {"mass": (n_layer, H), "entropy": (n_layer, H), "keys": int}:
+    mass = sum of the row's weights on the needle ("@" and the key's digits);
+    entropy = -sum_j a_j ln a_j of the row; keys = how many positions the row sees.
+    Uniform attention would put (D + 1) / keys on the needle, with entropy ln(keys)."""
+    positive_int("length", length)
+    positive_int("trials", trials)
+    if not isinstance(depths, (list, tuple)) or not depths:
+        raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
+    model.eval()
+    masses, entropies = [], []
+    for k, depth in enumerate(depths):
+        x, _, needle = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + k)
+        _, weights = model(x.to(model.device), return_weights=True, **overrides)
+        query = length - RETRIEVAL_DIGITS
+        rows = torch.stack([w[:, :, query].cpu() for w in weights], dim=1)  # (B, n_layer, H, T)
+        masses.append(needle_mass(rows, needle).mean(0))
+        entropies.append(entropy(rows).mean(0))
+    return {"mass": torch.stack(masses).mean(0), "entropy": torch.stack(entropies).mean(0),
+            "keys": length - RETRIEVAL_DIGITS + 1}
+
+
+def bootstrap_interval(rows: torch.Tensor, statistic, *, resamples: int = 1000, level: float = 0.9,
+                       seed: int = 0) -> tuple:
+    """A percentile bootstrap interval for ``statistic(rows)``: resample the rows (sequences)
+    with replacement ``resamples`` times and return the (1-level)/2 and (1+level)/2 quantiles
+    of the statistic. Sequences, not tokens, are resampled: tokens of one sequence are not
+    independent."""
+    positive_int("resamples", resamples)
+    finite_number("level", level, above=0, at_most=1)
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.tensor([float(statistic(rows[torch.randint(0, len(rows), (len(rows),), generator=generator)]))
+                           for _ in range(resamples)])
+    low, high = torch.quantile(values, torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=values.dtype))
+    return low.item(), high.item()
 
 
 def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: float = 0.1,

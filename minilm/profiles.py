@@ -30,6 +30,7 @@ class Profile:
     nope_rope_steps: int   # NoPE comes close to RoPE only after ~2400 steps (lessons 6-8)
     nope_rope_len: int     # training length of the NoPE / RoPE comparison (lessons 6-8)
     nope_rope_layers: int  # NoPE needs depth: at 2 layers it stays far behind RoPE in range
+    retrieval_steps: int   # lesson 9: continued pretraining on text plus retrieval (NoPE: ~90% in range at 1000)
     eval_batches: int
     mlm_len: int           # masked-LM pretraining length (bidirectional lessons)
     mlm_steps: int
@@ -38,11 +39,12 @@ class Profile:
 
 PROFILES = {
     "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_qk=64, train_len=64,
-                   batch_size=32, steps=600, nope_rope_steps=2400, nope_rope_len=32, nope_rope_layers=4, eval_batches=4,
+                   batch_size=32, steps=600, nope_rope_steps=2400, nope_rope_len=32, nope_rope_layers=4, retrieval_steps=1000,
+                   eval_batches=4,
                    mlm_len=128, mlm_steps=1000, finetune_steps=(50, 300)),
     "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_qk=128,
                    train_len=128, batch_size=64, steps=3000, nope_rope_steps=8000, nope_rope_len=128, nope_rope_layers=4,
-                   eval_batches=16,
+                   retrieval_steps=3000, eval_batches=16,
                    mlm_len=256, mlm_steps=4000, finetune_steps=(100, 600)),
 }
 
@@ -97,3 +99,10 @@ def nope_rope_transformer(P: Profile, vocab_size: int, pos: str, **extra) -> Con
 def nope_rope_recipe(P: Profile, seed: int) -> Recipe:
     """Pretraining of the NoPE / RoPE comparison: P.nope_rope_steps at P.nope_rope_len."""
     return Recipe(length=P.nope_rope_len, steps=P.nope_rope_steps, batch_size=P.batch_size, seed=seed)
+
+
+def retrieval_recipe(P: Profile, seed: int) -> Recipe:
+    """Lesson 9: lesson 6's models continue pretraining at P.nope_rope_len on a mixture, three
+    batches in four of retrieval windows (answer-only loss, data.retrieval_batch), one of text."""
+    return Recipe(length=P.nope_rope_len, steps=P.retrieval_steps, batch_size=P.batch_size, lr=3e-3, warmup=20,
+                  seed=seed, retrieval=0.75)

@@ -7,14 +7,15 @@ logits x lambda. Neither changes any other weight.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import torch
 
 from .data import Corpus, batches
-from .measure import loss_by_length
+from .measure import bucket_means, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
-from .validation import boolean, finite_number
+from .validation import boolean, finite_number, positive_int
 
 
 def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
@@ -23,35 +24,69 @@ def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
     return loss_by_length(model, corpus, [length], **overrides)[length]
 
 
-@torch.no_grad()
-def uniform_temperature_search(model, corpus: Corpus, length: int, grid) -> dict:
-    """{lambda: loss at ``length``} with every temperature set to lambda.
-
-    Changes ``model.temperature`` while it runs, and restores it on any exit: on return, on an
-    error, and when a notebook's stop button interrupts it."""
+def _checked_grid(grid) -> list:
     if not isinstance(grid, (list, tuple)) or not grid:
         raise ValueError(f"grid must be a non-empty list of temperatures; got {grid!r}")
     for lam in grid:
         finite_number("each lambda of grid", lam)
+    return list(grid)
+
+
+@contextmanager
+def temperature(model, value=None):
+    """``with temperature(model, 1.4): ...`` runs the block with every temperature set to
+    ``value`` (a number, or a (n_layer, n_head) tensor; None keeps them as they are), and puts
+    ``model.temperature`` back as it was on any exit: on return, on an error, and when a
+    notebook's stop button interrupts the block."""
     saved = model.temperature.detach().clone()
-    losses = {}
     try:
-        for lam in grid:
+        if value is not None:
+            if not torch.is_tensor(value):
+                finite_number("temperature", value)
+            with torch.no_grad():
+                model.temperature.copy_(torch.as_tensor(value, dtype=saved.dtype).expand_as(saved))
+        yield model
+    finally:
+        with torch.no_grad():
+            model.temperature.copy_(saved)
+
+
+@torch.no_grad()
+def uniform_temperature_search(model, corpus: Corpus, length: int, grid) -> dict:
+    """{lambda: loss at ``length``} with every temperature set to lambda.
+
+    Changes ``model.temperature`` while it runs, and restores it on any exit."""
+    losses = {}
+    with temperature(model):
+        for lam in _checked_grid(grid):
             model.temperature.fill_(lam)
             losses[lam] = mean_loss(model, corpus, length)
-    finally:
-        model.temperature.copy_(saved)
     return losses
+
+
+@torch.no_grad()
+def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *, sequences: int = 64) -> torch.Tensor:
+    """Loss at every position of length-``length`` sequences with every temperature set to each
+    lambda of ``grid``: shape (len(grid), length), over ``sequences`` validation sequences. The
+    per-position fit of Wang et al.'s code reads the best lambda at each position off this table.
+    Restores ``model.temperature`` on any exit."""
+    rows = []
+    with temperature(model):
+        for lam in _checked_grid(grid):
+            model.temperature.fill_(lam)
+            rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=max(1, sequences // 8)))
+    return torch.stack(rows)
 
 
 def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps: int = 200,
                       batch_size: int = 8, lr: float = 0.05, clamp: bool = True, seed: int = 0,
-                      progress: bool = True) -> list[float]:
+                      retrieval: float = 0.0, progress: bool = True) -> list[float]:
     """Head-based scaling (Wang et al. 2024): train only the per-head temperatures.
 
     Every other weight is frozen; the temperatures start at ``start`` (the best uniform
     lambda, in the paper) and, with ``clamp``, are clamped at lambda >= 1 after every step.
-    AdamW with warmup and cosine decay, ``steps`` batches of target-length sequences.
+    AdamW with warmup and cosine decay, ``steps`` batches of target-length sequences: text, and
+    with ``retrieval`` > 0 that fraction of retrieval batches (the model's pretraining mixture).
     Returns the loss history.
 
     What it changes: while it runs, every requires_grad flag (only the temperatures train).
@@ -60,7 +95,7 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     too, so an interrupted run leaves the model exactly as it found it."""
     finite_number("start", start)
     boolean("clamp", clamp)
-    stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed)
+    stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval)
     after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     saved = model.temperature.detach().clone()
@@ -122,3 +157,24 @@ def fit_log_slope(ratios, lambdas) -> float:
         raise ValueError(f"fit_log_slope needs as many lambdas as ratios and some ratio != 1; "
                          f"got ratios={list(ratios)!r}, lambdas={list(lambdas)!r}")
     return sum(a * (lam - 1) for a, lam in zip(x, lambdas)) / sum(a * a for a in x)
+
+
+def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
+    """The per-position fit of Wang et al.'s code: lambda(i) = 1 + a ln(i / L).
+
+    ``table`` (len(grid), T) is the loss at each position under each uniform lambda
+    (uniform_temperature_by_position). Past L, positions are averaged in buckets of
+    ``bucket``; each bucket's best lambda is the grid value with the lowest loss there, and
+    i is the bucket's mean position counted from 1. Returns {"ratios": i / L of each bucket,
+    "best": its best lambda, "a": fit_log_slope(ratios, best)}."""
+    grid = _checked_grid(grid)
+    positive_int("L", L)
+    positive_int("bucket", bucket)
+    if table.ndim != 2 or table.shape[0] != len(grid) or table.shape[1] <= L:
+        raise ValueError(f"table must have one row per lambda of grid ({len(grid)}) and more than L={L} "
+                         f"positions; got shape {tuple(table.shape)}")
+    buckets = bucket_means(table[:, L:], bucket)                       # (len(grid), buckets)
+    positions = bucket_means(torch.arange(L + 1, table.shape[1] + 1, dtype=torch.float), bucket)
+    ratios = (positions / L).tolist()
+    best = [grid[int(k)] for k in buckets.argmin(0)]
+    return {"ratios": ratios, "best": best, "a": fit_log_slope(ratios, best)}

@@ -152,6 +152,7 @@ class Recipe:
     warmup: int = 50
     weight_decay: float = 0.01
     seed: int = 0
+    retrieval: float = 0.0        # the fraction of batches that are retrieval batches (data.retrieval_batch)
 
     def __post_init__(self):
         one_of("Recipe.task", self.task, ("causal", "mlm"))
@@ -168,6 +169,14 @@ class Recipe:
         integer("Recipe.warmup", self.warmup, at_least=0)
         finite_number("Recipe.weight_decay", self.weight_decay, at_least=0)
         integer("Recipe.seed", self.seed)
+        finite_number("Recipe.retrieval", self.retrieval, at_least=0, at_most=1)
+        if self.retrieval and self.task != "causal":
+            raise ValueError(f"Recipe.retrieval needs task='causal' (the answer comes last); got task={self.task!r}")
+
+    def stream(self, corpus: Corpus):
+        """The seeded stream of training batches this recipe draws from ``corpus``."""
+        return batches(corpus, task=self.task, batch_size=self.batch_size, length=self.length,
+                       lengths=self.lengths, seed=self.seed, retrieval=self.retrieval)
 
 
 def _state_digest(state: dict) -> str:
@@ -362,8 +371,7 @@ def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | No
     if use_cache:
         _prepare_cache(path)  # now, not after training, if the result could not be stored
 
-    stream = batches(corpus, task=recipe.task, batch_size=recipe.batch_size, length=recipe.length,
-                     lengths=recipe.lengths, seed=recipe.seed)
+    stream = recipe.stream(corpus)
     history = train(model, stream, steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup,
                     weight_decay=recipe.weight_decay, progress=progress,
                     desc=f"{config.block} {config.norm} seed {recipe.seed}")

@@ -47,7 +47,7 @@ def finite_number(name: str, value, *, above: float | None = None, at_least: flo
     else:
         bounds = [f"{sign} {bound}" for sign, bound in ((">", above), (">=", at_least), ("<=", at_most))
                   if bound is not None]
-    what = " ".join(["a finite number"] + bounds)
+    what = " ".join(["a finite number", " and ".join(bounds)]).strip()
     raise ValueError(f"{name} must be {what}{f' ({why})' if why else ''}; got {value!r}")
 
 

@@ -9,12 +9,13 @@ import math
 import pytest
 import torch
 
-from minilm.data import Corpus, batches, default_corpus, mlm_batch, passkey_prompt
-from minilm.measure import (bucket_means, evaluate, extension_ratio, growth_exponent, loss_by_length,
-                            passkey_accuracy)
+from minilm.data import RETRIEVAL_DIGITS, Corpus, batches, default_corpus, mlm_batch, retrieval_batch
+from minilm.measure import (bootstrap_interval, bucket_means, evaluate, extension_ratio, growth_exponent,
+                            loss_by_length, needle_attention, retrieval_accuracy)
 from minilm.model import (LM, Config, RopeScaling, attend, attention_weights, log_row_sums,
                           rope_frequencies)
-from minilm.scaling import train_head_scales, uniform_temperature_search
+from minilm.scaling import (fit_per_position, temperature, train_head_scales, uniform_temperature_by_position,
+                            uniform_temperature_search)
 from minilm.training import Recipe, generate, pretrained
 
 VOCAB = 20
@@ -55,6 +56,11 @@ def with_nan_temperature():
     with torch.no_grad():
         model.temperature[0, 1] = NAN
     return model(ids(1, 2, 3))
+
+
+def enter_nan_temperature():
+    with temperature(tiny(), NAN):
+        pass
 
 
 def from_file_latin1(tmp_path):
@@ -131,6 +137,8 @@ CASES = {
                          ["seed must be an int", "got '1'"]),
     "batches longer than the split": (lambda: batches(default_corpus(), task="causal", batch_size=2,
                                                       length=10 ** 6, split="val"), ["length 1000000", "val split"]),
+    "batches mlm with retrieval": (lambda: batches(default_corpus(), task="mlm", batch_size=2, length=8,
+                                                   retrieval=0.5), ["retrieval", "causal", "task='mlm'"]),
     "mlm_batch mask_prob=1.5": (lambda: mlm_batch(default_corpus().train, 2, 8, 0, 10, mask_prob=1.5),
                                 ["mask_prob", "[0, 1]", "got 1.5"]),
     # Recipe: checked at construction
@@ -145,6 +153,7 @@ CASES = {
     "Recipe warmup=-1": (lambda: Recipe(warmup=-1), ["Recipe.warmup must be an int >= 0; got -1"]),
     "Recipe weight_decay<0": (lambda: Recipe(weight_decay=-0.1), ["Recipe.weight_decay", ">= 0", "got -0.1"]),
     "Recipe length=2.5": (lambda: Recipe(length=2.5), ["Recipe.length must be a positive int; got 2.5"]),
+    "Recipe retrieval=1.5": (lambda: Recipe(retrieval=1.5), ["Recipe.retrieval", "[0, 1]", "got 1.5"]),
     "pretrained recipe not a Recipe": (lambda: pretrained(config(), "fast"), ["a Config and a Recipe", "str"]),
     "pretrained use_cache='no'": (lambda: pretrained(config(vocab_size=default_corpus().tokenizer.vocab_size),
                                                      Recipe(**TINY_RECIPE), use_cache="no", progress=False),
@@ -180,17 +189,39 @@ CASES = {
     "bucket_means bucket=0": (lambda: bucket_means(torch.ones(8), 0), ["bucket must be a positive int; got 0"]),
     "loss_by_length lengths=[]": (lambda: loss_by_length(corpus_model()[1], default_corpus(), []),
                                   ["lengths must be a non-empty list", "got []"]),
-    "passkey_accuracy trials=0": (lambda: passkey_accuracy(corpus_model()[1], default_corpus().tokenizer, [200],
-                                                           [0.5], trials=0), ["trials must be a positive int; got 0"]),
+    "retrieval_accuracy trials=0": (lambda: retrieval_accuracy(corpus_model()[1], default_corpus(), [16], [0.5],
+                                                               trials=0), ["trials must be a positive int; got 0"]),
+    "retrieval_accuracy lengths=[]": (lambda: retrieval_accuracy(corpus_model()[1], default_corpus(), [], [0.5]),
+                                      ["lengths must be a non-empty list", "got []"]),
+    "retrieval_accuracy depths=[]": (lambda: retrieval_accuracy(corpus_model()[1], default_corpus(), [16], []),
+                                     ["depths must be a non-empty list", "got []"]),
+    "needle_attention length=0": (lambda: needle_attention(corpus_model()[1], default_corpus(), 0),
+                                  ["length must be a positive int; got 0"]),
+    "bootstrap_interval resamples=0": (lambda: bootstrap_interval(torch.ones(4), torch.mean, resamples=0),
+                                       ["resamples must be a positive int; got 0"]),
+    "bootstrap_interval level=0": (lambda: bootstrap_interval(torch.ones(4), torch.mean, level=0),
+                                   ["level", "> 0", "got 0"]),
     # data
     "Corpus with NUL": (lambda: Corpus("ab\x00cd" * 10, name="nul.txt"), ["'nul.txt'", "NUL", "position 2"]),
-    "passkey_prompt filler=''": (lambda: passkey_prompt(400, 0.5, 12345, filler=""), ["filler", "non-empty"]),
-    "passkey_prompt depth str": (lambda: passkey_prompt(400, "0.5", 12345), ["depth", "[0, 1]", "got '0.5'"]),
+    "retrieval_batch too short": (lambda: retrieval_batch(default_corpus(), default_corpus().train, 2,
+                                                          2 * RETRIEVAL_DIGITS),
+                                  [f"length {2 * RETRIEVAL_DIGITS} is too short", "at least"]),
+    "retrieval_batch depth=1.5": (lambda: retrieval_batch(default_corpus(), default_corpus().train, 2, 16, depth=1.5),
+                                  ["depth", "[0, 1]", "got 1.5"]),
     # temperature scaling
     "uniform search, empty grid": (lambda: uniform_temperature_search(corpus_model()[1], default_corpus(), 16, []),
                                    ["grid must be a non-empty list", "got []"]),
     "uniform search, nan in grid": (lambda: uniform_temperature_search(corpus_model()[1], default_corpus(), 16,
                                                                        [1.0, NAN]), ["lambda of grid", "got nan"]),
+    "uniform by position, empty grid": (lambda: uniform_temperature_by_position(corpus_model()[1], default_corpus(),
+                                                                                16, []),
+                                        ["grid must be a non-empty list", "got []"]),
+    "fit_per_position, table of the wrong shape": (lambda: fit_per_position(torch.ones(3, 32), [1.0, 1.5], 16,
+                                                                            bucket=4),
+                                                   ["one row per lambda of grid (2)", "L=16", "(3, 32)"]),
+    "fit_per_position bucket=0": (lambda: fit_per_position(torch.ones(2, 32), [1.0, 1.5], 16, bucket=0),
+                                  ["bucket must be a positive int; got 0"]),
+    "temperature context nan": (enter_nan_temperature, ["temperature must be a finite number", "got nan"]),
     "head scales start=nan": (lambda: train_head_scales(corpus_model()[1], default_corpus(), length=8, start=NAN,
                                                         steps=1, progress=False), ["start", "finite", "got nan"]),
 }

@@ -195,11 +195,33 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
         "qwen without the max": lambda rule, n, L: math.log(n) / math.log(L) if rule == "qwen" else S["length_rule"](rule, n, L),
         "yarn not squared": lambda rule, n, L: 0.1 * math.log(n / L) + 1 if rule == "yarn" else S["length_rule"](rule, n, L),
     }),
+    "check_exact_match": ("exact_match", {
+        "any digit right": lambda logits, y: (logits[:, -3:].argmax(-1) == y[:, -3:]).any(-1),
+        "the last digit only": lambda logits, y: logits[:, -1].argmax(-1) == y[:, -1],
+    }),
+    "check_needle_mass": ("needle_mass", {
+        "the digits without the @": lambda rows, needle: S["needle_mass"](rows, needle + 1) - 0,
+        "one position short": lambda rows, needle: S["needle_mass"](rows, needle) - rows.gather(
+            -1, (needle + 3).view(-1, *[1] * (rows.ndim - 1)).expand(*rows.shape[:-1], 1)).squeeze(-1),
+    }),
+    "check_per_position_fit": ("per_position_fit", {
+        "positions counted from 0": lambda table, grid, L, bucket: per_position_fit_from_zero(table, grid, L, bucket),
+        "the highest loss as the best": lambda table, grid, L, bucket: S["per_position_fit"](-table, grid, L, bucket),
+    }),
     "check_rule_slopes": ("rule_slope", {
         "yarn's 0.1 (forgot the square)": lambda rule, L: 0.1 if rule == "yarn" else S["rule_slope"](rule, L),
         "log base 10": lambda rule, L: 1 / math.log10(L) if rule in ("su", "qwen") else S["rule_slope"](rule, L),
     }),
 }
+
+
+def per_position_fit_from_zero(table, grid, L, bucket):
+    xs, lams = [], []
+    for start in range(L, table.shape[1], bucket):
+        position = torch.arange(start, min(start + bucket, table.shape[1])).float().mean().item()
+        xs.append(math.log(position / L))
+        lams.append(grid[int(table[:, start : start + bucket].mean(1).argmin())])
+    return sum(x * (lam - 1) for x, lam in zip(xs, lams)) / sum(x * x for x in xs)
 
 
 def test_every_checker_is_covered():

@@ -1,10 +1,10 @@
-"""Corpus, tokenizer, batches and the passkey generator."""
+"""Corpus, tokenizer and batches (retrieval windows are tested in test_retrieval.py)."""
 
 import pytest
 import torch
 
-from minilm import Corpus, batches, default_corpus, passkey_prompt
-from minilm.data import IGNORE_INDEX, MASK, PASSKEY_QUESTION
+from minilm import Corpus, batches, default_corpus
+from minilm.data import IGNORE_INDEX, MASK
 
 
 def test_default_corpus_ships_with_python_and_splits_90_10():
@@ -77,22 +77,3 @@ def test_mixed_length_batches_use_every_length():
 def test_bad_batch_arguments_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
         next(batches(default_corpus(), batch_size=2, **kwargs))
-
-
-@pytest.mark.parametrize("depth", [0.0, 0.5, 1.0])
-def test_passkey_prompt_has_exact_length_needle_at_depth_and_answer(depth):
-    text, answer = passkey_prompt(400, depth, 73914)
-    assert len(text) == 400 and answer == "73914"
-    assert text.endswith(PASSKEY_QUESTION)
-    needle = "The pass key is 73914. Remember it. 73914 is the pass key. "
-    where = text.index(needle)
-    filler_len = 400 - len(needle) - len(PASSKEY_QUESTION)
-    assert where == round(depth * filler_len)
-    default_corpus().tokenizer.encode(text)  # every character is in the vocabulary
-
-
-def test_passkey_prompt_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"depth must be a finite number in \[0, 1\]; got 1.5"):
-        passkey_prompt(400, 1.5, 1)
-    with pytest.raises(ValueError, match="too short"):
-        passkey_prompt(50, 0.5, 1)

@@ -112,13 +112,18 @@ CALLS = {
     "loss_by_position": lambda m, c: minilm.loss_by_position(m, c, 16, n_batches=1),
     "attention_entropy": lambda m, c: minilm.attention_entropy(m, c.val[:32].view(2, 16)),
     "log_normalisers": lambda m, c: minilm.log_normalisers(m, c.val[:32].view(2, 16)),
-    "passkey_accuracy": lambda m, c: minilm.passkey_accuracy(m, c.tokenizer, [128], [0.5], trials=2),
+    "retrieval_accuracy": lambda m, c: minilm.retrieval_accuracy(m, c, [16], [0.5], trials=2),
+    "needle_attention": lambda m, c: minilm.needle_attention(m, c, 16, depths=[0.5], trials=2),
     "generate": lambda m, c: minilm.generate(m, c.tokenizer, "def ", 3),
     "train": lambda m, c: minilm.train(m, minilm.batches(c, task="causal", batch_size=2, length=16),
                                        steps=2, progress=False),
     "uniform_temperature_search": lambda m, c: minilm.scaling.uniform_temperature_search(m, c, 16, [1.0, 1.5]),
     "train_head_scales": lambda m, c: minilm.scaling.train_head_scales(m, c, length=16, start=1.2, steps=2,
                                                                       batch_size=2, progress=False),
+    "train_head_scales on the retrieval mixture": lambda m, c: minilm.scaling.train_head_scales(
+        m, c, length=16, start=1.2, steps=2, batch_size=2, retrieval=0.5, progress=False),
+    "uniform_temperature_by_position": lambda m, c: minilm.scaling.uniform_temperature_by_position(
+        m, c, 16, [1.0, 1.5], sequences=8),
 }
 
 

@@ -89,38 +89,6 @@ def test_growth_exponent_recovers_powers():
     assert abs(minilm.growth_exponent(ns, [n ** 0.5 for n in ns]) - 0.5) < 1e-9
 
 
-class _Oracle(torch.nn.Module):
-    """A 'model' that reads the pass key out of its prompt, to test the scorer, not a model."""
-
-    def __init__(self, tok, wrong=False):
-        super().__init__()
-        self.tok, self.wrong = tok, wrong
-        self.anchor = torch.nn.Parameter(torch.zeros(1))
-
-    @property
-    def device(self):
-        return self.anchor.device
-
-    def forward(self, idx):
-        text = self.tok.decode(idx[0])
-        key = text.split("The pass key is ")[1][:5]
-        answered = len(text) - text.rindex("The pass key is ") - len("The pass key is ")
-        digit = key[answered] if answered < 5 else "."
-        if self.wrong:
-            digit = str((int(digit) + 1) % 10)
-        logits = torch.zeros(idx.shape[0], idx.shape[1], self.tok.vocab_size)
-        logits[:, -1, self.tok.index[digit]] = 1.0
-        return logits
-
-
-def test_passkey_accuracy_scores_exact_matches():
-    tok = default_corpus().tokenizer
-    right = minilm.passkey_accuracy(_Oracle(tok), tok, [200, 300], [0.0, 0.5, 1.0], trials=1)
-    wrong = minilm.passkey_accuracy(_Oracle(tok, wrong=True), tok, [200], [0.5], trials=1)
-    assert right.shape == (2, 3) and (right == 1).all()
-    assert (wrong == 0).all()
-
-
 def test_extension_ratio_finds_the_first_bucket_past_the_margin():
     L = 16
     flat = torch.ones(64)

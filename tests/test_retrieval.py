@@ -1,0 +1,200 @@
+"""The retrieval task (data.retrieval_batch, mixed into batches and recipes) and what measures it:
+exact match, attention on the needle, bootstrap intervals, the per-position temperature table."""
+
+import math
+
+import pytest
+import torch
+
+import minilm
+from minilm import Recipe, batches, default_corpus
+from minilm.data import IGNORE_INDEX, RETRIEVAL_DIGITS, retrieval_batch
+from minilm.measure import bootstrap_interval, needle_attention, retrieval_accuracy, retrieval_prompts
+from minilm.scaling import uniform_temperature_by_position
+
+
+def corpus():
+    return default_corpus()
+
+
+@pytest.mark.parametrize("depth", [0.0, 0.5, 1.0])
+def test_a_retrieval_row_is_filler_needle_filler_question_key(depth):
+    c = corpus()
+    x, y = retrieval_batch(c, c.val, 4, 40, torch.Generator().manual_seed(1), depth=depth)
+    assert x.shape == y.shape == (4, 40)
+    D = RETRIEVAL_DIGITS
+    filler_len = 41 - (2 * D + 2)
+    for row, target in zip(x, y):
+        text = c.tokenizer.decode(row)
+        key = c.tokenizer.decode(target[-D:])
+        assert key.isdigit() and len(key) == D and key[0] != "0"
+        assert (target[:-D] == IGNORE_INDEX).all()  # the loss is on the answer only
+        cut = round(depth * filler_len)
+        assert text[cut] == "@" and text[cut + 1 : cut + 1 + D] == key
+        assert text[-D:] == "?" + key[:-1]  # the input stops before the last digit
+        assert len(text) - (2 * D + 2) + 1 == filler_len
+
+
+def test_the_shortest_window_holds_only_the_structure_and_a_shorter_one_is_refused():
+    c = corpus()
+    shortest = 2 * RETRIEVAL_DIGITS + 1
+    x, _ = retrieval_batch(c, c.val, 2, shortest, torch.Generator().manual_seed(0))
+    assert c.tokenizer.decode(x[0])[0] == "@" and c.tokenizer.decode(x[0])[RETRIEVAL_DIGITS + 1] == "?"
+    with pytest.raises(ValueError, match=f"at least {shortest}"):
+        retrieval_batch(c, c.val, 2, shortest - 1)
+
+
+def test_retrieval_zero_leaves_the_text_stream_exactly_as_it_was():
+    plain = batches(corpus(), task="causal", batch_size=4, lengths=[16, 32], seed=3)
+    mixed = batches(corpus(), task="causal", batch_size=4, lengths=[16, 32], seed=3, retrieval=0.0)
+    for _ in range(10):
+        (xa, ya), (xb, yb) = next(plain), next(mixed)
+        assert torch.equal(xa, xb) and torch.equal(ya, yb)
+
+
+def test_retrieval_mixes_answer_only_batches_into_text_batches_at_the_rate_asked():
+    stream = batches(corpus(), task="causal", batch_size=2, length=32, seed=0, retrieval=0.25)
+    kinds = [bool((y == IGNORE_INDEX).any()) for _, y in (next(stream) for _ in range(400))]
+    assert 0.18 < sum(kinds) / len(kinds) < 0.32
+    everything = batches(corpus(), task="causal", batch_size=2, length=32, seed=0, retrieval=1.0)
+    assert all((y[:, :-RETRIEVAL_DIGITS] == IGNORE_INDEX).all() for _, y in (next(everything) for _ in range(20)))
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: batches(corpus(), task="mlm", batch_size=2, length=32, retrieval=0.5), ["causal", "mlm"]),
+    (lambda: batches(corpus(), task="causal", batch_size=2, length=2 * RETRIEVAL_DIGITS, retrieval=0.5),
+     [f"at least {2 * RETRIEVAL_DIGITS + 1}"]),
+    (lambda: batches(corpus(), task="causal", batch_size=2, length=32, retrieval=1.5), ["retrieval", "[0, 1]"]),
+    (lambda: Recipe(retrieval=-0.1), ["Recipe.retrieval", "[0, 1]"]),
+    (lambda: Recipe(task="mlm", retrieval=0.5), ["Recipe.retrieval", "causal"]),
+])
+def test_bad_retrieval_settings_are_refused_at_the_call(make, words):
+    with pytest.raises(ValueError) as error:
+        make()
+    for word in words:
+        assert word in str(error.value)
+
+
+class Oracle(torch.nn.Module):
+    """Reads the key after the "@" and predicts it after the "?": the model that retrieves perfectly.
+    ``wrong_digit`` makes it get one digit wrong."""
+
+    def __init__(self, tokenizer, wrong_digit=None):
+        super().__init__()
+        self.tok, self.wrong_digit = tokenizer, wrong_digit
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+    @property
+    def device(self):
+        return self.anchor.device
+
+    def forward(self, idx):
+        B, T = idx.shape
+        logits = torch.zeros(B, T, self.tok.vocab_size)
+        for b in range(B):
+            text = self.tok.decode(idx[b])
+            key = text[text.index("@") + 1 : text.index("@") + 1 + RETRIEVAL_DIGITS]
+            for k in range(RETRIEVAL_DIGITS):
+                digit = key[k]
+                if k == self.wrong_digit:
+                    digit = str((int(digit) + 1) % 10)
+                logits[b, T - RETRIEVAL_DIGITS + k, self.tok.index[digit]] = 1.0
+        return logits
+
+
+def test_exact_match_is_one_for_a_perfect_retriever_and_zero_when_one_digit_is_wrong():
+    tok = corpus().tokenizer
+    perfect = retrieval_accuracy(Oracle(tok), corpus(), [16, 40], [0.0, 1.0], trials=20)
+    assert torch.equal(perfect, torch.ones(2, 2))
+    for k in range(RETRIEVAL_DIGITS):
+        assert retrieval_accuracy(Oracle(tok, wrong_digit=k), corpus(), [40], [0.5], trials=20).item() == 0
+
+
+def test_the_same_seed_gives_every_model_the_same_prompts():
+    a = retrieval_prompts(corpus(), 48, 0.5, trials=8)
+    b = retrieval_prompts(corpus(), 48, 0.5, trials=8)
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
+    x, _, needle = a
+    assert (x[torch.arange(8), needle] == corpus().tokenizer.index["@"]).all()
+
+
+def _nope(seed=0):
+    torch.manual_seed(seed)
+    config = minilm.Config(vocab_size=corpus().tokenizer.vocab_size, d_model=16, n_layer=2, n_head=2, pos="nope")
+    return minilm.LM(config).eval()
+
+
+def test_needle_attention_of_uniform_attention_is_needle_over_keys_with_entropy_log_keys():
+    model = _nope()
+    with torch.no_grad():
+        model.temperature.fill_(0.0)  # every logit 0: each query attends uniformly to the keys it sees
+    result = needle_attention(model, corpus(), 40, trials=4)
+    keys = 40 - RETRIEVAL_DIGITS + 1  # the "?" sits at position 40 - D and sees every position up to it
+    assert result["keys"] == keys
+    torch.testing.assert_close(result["mass"], torch.full((2, 2), (RETRIEVAL_DIGITS + 1) / keys))
+    torch.testing.assert_close(result["entropy"], torch.full((2, 2), math.log(keys)))
+
+
+def test_needle_attention_sees_a_head_that_looks_at_the_needle():
+    model = _nope()
+    result = needle_attention(model, corpus(), 40, trials=4)
+    assert result["mass"].shape == result["entropy"].shape == (2, 2)
+    assert ((result["mass"] > 0) & (result["mass"] < 1)).all()
+    with torch.no_grad():
+        model.temperature.fill_(50.0)  # sharp attention: mass concentrates somewhere, entropy falls
+    assert needle_attention(model, corpus(), 40, trials=4)["entropy"].max() < result["entropy"].min()
+
+
+def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_rows():
+    rows = torch.randn(400, generator=torch.Generator().manual_seed(0))
+    low, high = bootstrap_interval(rows, lambda r: r.mean(), resamples=300)
+    assert low < rows.mean().item() < high
+    assert high - low == pytest.approx(2 * 1.645 / 20, rel=0.25)  # the normal 90% interval of a mean of 400
+    low4, high4 = bootstrap_interval(rows[:100], lambda r: r.mean(), resamples=300)
+    assert high4 - low4 > 1.5 * (high - low)
+    assert bootstrap_interval(rows, lambda r: r.mean(), resamples=50) == bootstrap_interval(
+        rows, lambda r: r.mean(), resamples=50)  # seeded
+    with pytest.raises(ValueError, match="level"):
+        bootstrap_interval(rows, lambda r: r.mean(), level=1.5)
+
+
+def test_temperature_by_position_is_the_loss_by_position_at_each_lambda_and_restores_the_model():
+    model = _nope()
+    before = model.temperature.detach().clone()
+    table = uniform_temperature_by_position(model, corpus(), 24, [1.0, 2.0], sequences=8)
+    assert table.shape == (2, 24)
+    assert torch.equal(model.temperature, before)
+    with torch.no_grad():
+        model.temperature.fill_(2.0)
+    torch.testing.assert_close(table[1], minilm.loss_by_position(model, corpus(), 24, batch_size=8, n_batches=1))
+
+
+def test_the_per_position_fit_recovers_a_planted_slope():
+    L, T, a = 16, 128, 0.4
+    grid = [round(1 + 0.05 * k, 2) for k in range(30)]
+    positions = torch.arange(1, T + 1, dtype=torch.float)
+    planted = 1 + a * torch.log(positions / L)
+    table = (torch.tensor(grid)[:, None] - planted[None]) ** 2  # each position's loss is lowest at its planted lambda
+    fit = minilm.fit_per_position(table, grid, L, bucket=4)
+    assert len(fit["ratios"]) == (T - L) // 4 and fit["ratios"][0] == pytest.approx(18.5 / 16)
+    assert fit["a"] == pytest.approx(a, abs=0.02)
+    flat = minilm.fit_per_position(table * 0 + torch.tensor(grid)[:, None], grid, L, bucket=4)  # lambda = 1 is best everywhere
+    assert flat["a"] == 0 and set(flat["best"]) == {1.0}
+    with pytest.raises(ValueError, match="one row per lambda"):
+        minilm.fit_per_position(table[:3], grid, L, bucket=4)
+
+
+def test_the_temperature_context_sets_every_head_and_restores_on_an_error():
+    model = _nope()
+    with minilm.temperature(model, 1.5):
+        assert (model.temperature == 1.5).all()
+    assert (model.temperature == 1.0).all()
+    per_head = torch.tensor([[1.1, 1.2], [1.3, 1.4]])
+    with pytest.raises(RuntimeError, match="inside"):
+        with minilm.temperature(model, per_head):
+            assert torch.equal(model.temperature.detach(), per_head)
+            raise RuntimeError("inside")
+    assert (model.temperature == 1.0).all()
+    with pytest.raises(ValueError, match="temperature"):
+        with minilm.temperature(model, float("nan")):
+            pass
