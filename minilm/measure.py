@@ -1,4 +1,5 @@
-"""Measuring a trained model: loss by length and position, MLM accuracy, attention entropy, Z_i.
+"""Measuring a trained model: loss by length and position, MLM accuracy, attention entropy, Z_i,
+retrieval (exact match, attention on the needle), bootstrap intervals.
 
 Evaluation batches come from the validation split with a fixed seed, so two models
 (or two attention settings of one model) are always compared on the same text.

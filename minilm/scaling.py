@@ -1,7 +1,8 @@
-"""Temperature scaling of a trained model (lessons 7-8): a uniform search and head-based scaling.
+"""Temperature scaling of a trained model (lessons 7-9): a uniform search (per length or per
+position, and its fit), head-based scaling, and the length rules.
 
-Both act on ``model.temperature`` (n_layer, n_head), every layer's attention ``scale``:
-logits x lambda. Neither changes any other weight.
+All act on ``model.temperature`` (n_layer, n_head), every layer's attention ``scale``:
+logits x lambda. None changes any other weight.
 """
 
 from __future__ import annotations
