@@ -253,7 +253,9 @@ plt.show()
 #   it runs with $s = 4$ at every length), and at $8L$ below NoPE with head scaling (0.27 and
 #   0.32 against 0.52).
 #
-# Asserted on every seed, each with its control:
+# The bullets above are read from the table and the figure (head scaling best at $8L$, the
+# depth pattern, fine-tuned RoPE ahead at $4L$); only what follows is asserted, on every seed,
+# each with its control:
 # - NoPE retrieves more than RoPE at $4L$ and $8L$, by more than 0.15 (measured 0.26 and
 #   0.55 at $4L$, 0.30 and 0.29 at $8L$). Control: in range the order is reversed (RoPE 1.00).
 # - NTK-aware scaling beats plain RoPE at $4L$ by more than 0.15 (0.33 and 0.30). Control: at
