@@ -2,6 +2,7 @@
 
     import minilm
     model, history = minilm.pretrained(config, minilm.Recipe(length=64, steps=500))
+    models = minilm.pretrained_many({seed: (config, minilm.Recipe(seed=seed)) for seed in (0, 1)})
 
 Layers, bottom to top (each imports only from those below it): ``validation``; ``data`` and
 ``model``; ``training``; ``measure``; ``scaling``; ``profiles``; then ``checks`` (the exercise
@@ -25,4 +26,4 @@ from .scaling import (
     NOPE_FIT_C, fit_log_slope, fit_per_position, length_rule, mean_loss, temperature, train_head_scales,
     uniform_temperature_by_position, uniform_temperature_search,
 )
-from .training import Recipe, generate, lm_loss, pick_device, pretrained, train
+from .training import Recipe, generate, lm_loss, pick_device, pretrained, pretrained_many, train

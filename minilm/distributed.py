@@ -44,7 +44,7 @@ import torch.distributed as dist
 from .data import Corpus, default_corpus
 from .model import LM, Config
 from .training import (
-    Recipe, _cache_path, _load_cached, _prepare_cache, _save_atomic, cache_key, pick_device, train,
+    Recipe, _cache_path, _load_cached, _prepare_cache, _save_atomic, cache_key, one_thread_on_cpu, pick_device, train,
 )
 
 
@@ -186,9 +186,10 @@ def main(argv=None) -> None:
 
         started = time.perf_counter()
         try:
-            history = train(model, speed.count(stream), steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup,
-                            weight_decay=recipe.weight_decay, progress=False, shard=(rank, world),
-                            resume=resume, on_step=on_step)
+            with one_thread_on_cpu(device):  # as pretrained() trains: the same weights, bit for bit
+                history = train(model, speed.count(stream), steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup,
+                                weight_decay=recipe.weight_decay, progress=False, shard=(rank, world),
+                                resume=resume, on_step=on_step)
         except _Stop:
             log(f"stopped after step {args.stop_after}; checkpoint {resume_path.name}; rerun to resume")
             return

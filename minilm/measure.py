@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_batch
 from .model import log_row_sums
-from .training import lm_loss
+from .training import adamw, lm_loss
 from .validation import finite_number, positive_int, positive_ints
 
 EVAL_SEED = 1234
@@ -314,7 +314,7 @@ def step_time(model, x, y, repeats: int = 5) -> float:
     two warm-up steps. x and y are moved to the model's device."""
     device = next(model.parameters()).device  # any nn.Module: the benchmark times torch's own model too
     x, y = x.to(device), y.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = adamw(model.parameters(), lr=1e-3)  # as train() steps
     times = []
     for i in range(repeats + 2):
         _synchronize(device)

@@ -217,3 +217,37 @@ def test_the_code_fingerprint_ignores_comments_and_docstrings_but_not_code():
     texts = [(here / name).read_text() for name in WEIGHT_CODE]
     edited = [texts[0].replace('"""The model, in one file', '"""The model, all of it in one file', 1)] + texts[1:]
     assert edited[0] != texts[0] and code_fingerprint(edited) == code_fingerprint(texts)
+
+
+def test_pretrained_many_trains_side_by_side_exactly_what_pretrained_trains_one_by_one(capsys):
+    # Three models (one fine-tuned from another's weights) train in 2 worker processes on one
+    # thread each; pretrained() on one thread gives the same weights, bit for bit.
+    base = pretrained(gau(), TINY, use_cache=False, progress=False)[0]
+    jobs = {"seed 0": (gau(), TINY), "seed 1": (gau(), Recipe(**{**TINY.__dict__, "seed": 1})),
+            "tuned": (gau(n="length"), TINY, base), "seed 0 again": (gau(), TINY)}
+    models = minilm.pretrained_many(jobs)
+    assert "training 3 models, 2 at a time" in capsys.readouterr().out  # "seed 0" trains once
+    for name, (config, recipe, *init) in jobs.items():
+        reference, history = pretrained(config, recipe, init=init[0] if init else None, use_cache=False,
+                                        progress=False)
+        assert models[name][1] == history, name
+        for (key, a), (_, b) in zip(reference.state_dict().items(), models[name][0].state_dict().items()):
+            assert torch.equal(a, b), (name, key)
+
+
+def test_pretrained_many_raises_a_workers_error_in_the_caller():
+    short = gau(max_len=8)  # the recipe's length 16 is refused at the first step, in the worker
+    with pytest.raises(RuntimeError, match=r"(?s)training gau relu2 seed 0 failed.*exceeds this model's max_len=8"):
+        minilm.pretrained_many({"a": (short, TINY), "b": (short, Recipe(**{**TINY.__dict__, "seed": 1}))},
+                               progress=False)
+
+
+@pytest.mark.parametrize("jobs, match", [
+    ({}, r"non-empty dict"),
+    ([(1, 2)], r"non-empty dict"),
+    ({"a": (gau(),)}, r"job 'a' must be a tuple \(config, recipe\)"),
+    ({"a": (gau(), "500 steps")}, r"needs a Config and a Recipe; got Config and str"),
+])
+def test_pretrained_many_refuses_what_is_not_a_set_of_jobs(jobs, match):
+    with pytest.raises(ValueError, match=match):
+        minilm.pretrained_many(jobs)

@@ -189,19 +189,19 @@ assert 0.8 < ratio < 1.25, "the two models should be of about the same size"
 # ## Training both
 #
 # Same data, same optimiser (AdamW, warmup then cosine decay), same number of steps,
-# two seeds each. `minilm.pretrained` trains a model once and caches it; the progress
-# bar shows the training loss.
+# two seeds each. `minilm.pretrained_many` trains each model once and caches it (later
+# lessons load it from there); on a CPU the four train side by side, one per core.
 
 # %%
 recipes = {seed: causal_recipe(P, seed) for seed in P.seeds}
+configs = {"GAU": gau_config, "Transformer": transformer_config}
+trained = minilm.pretrained_many({(name, seed): (config, recipes[seed])
+                                  for name, config in configs.items() for seed in P.seeds})
 runs = {}
-for name, config in [("GAU", gau_config), ("Transformer", transformer_config)]:
-    for seed in P.seeds:
-        model, history = minilm.pretrained(config, recipes[seed])
-        val = minilm.evaluate(model, corpus, task="causal", length=P.train_len,
-                              n_batches=P.eval_batches)["loss"]
-        runs[name, seed] = dict(model=model, history=history, val=val)
-        print(f"{name:<12} seed {seed}: validation loss {val:.3f} nats")
+for (name, seed), (model, history) in trained.items():
+    val = minilm.evaluate(model, corpus, task="causal", length=P.train_len, n_batches=P.eval_batches)["loss"]
+    runs[name, seed] = dict(model=model, history=history, val=val)
+    print(f"{name:<12} seed {seed}: validation loss {val:.3f} nats")
 
 # %%
 def smooth(values, window=25):
@@ -275,9 +275,10 @@ def with_flash_scale_init(config, seed):
     return model
 
 
+flash_models = minilm.pretrained_many({seed: (gau_config, recipes[seed], with_flash_scale_init(gau_config, seed))
+                                       for seed in P.seeds})
 flash_init = {}
-for seed in P.seeds:
-    model, history = minilm.pretrained(gau_config, recipes[seed], init=with_flash_scale_init(gau_config, seed))
+for seed, (model, _) in flash_models.items():
     flash_init[seed] = minilm.evaluate(model, corpus, task="causal", length=P.train_len,
                                        n_batches=P.eval_batches)["loss"]
     print(f"seed {seed}: scales ~ N(0, 0.02): {flash_init[seed]:.3f} nats   "

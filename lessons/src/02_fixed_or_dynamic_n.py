@@ -51,7 +51,8 @@ print(f"profile {P.name}: seeds {P.seeds}; causal models trained at {P.train_len
 # %%
 L = P.train_len
 gau_config = causal_gau(P, tok.vocab_size)   # lesson 1's config (minilm.profiles)
-causal_models = {seed: minilm.pretrained(gau_config, causal_recipe(P, seed))[0] for seed in P.seeds}
+causal_models = {seed: model for seed, (model, _) in
+                 minilm.pretrained_many({seed: (gau_config, causal_recipe(P, seed)) for seed in P.seeds}).items()}
 
 eval_lengths = [L // 8, L // 4, L // 2, L]
 choices = {"n fixed": L, "n = length": "length", "n = row": "row"}
@@ -132,9 +133,9 @@ for seed in P.seeds:
 L_mlm = P.mlm_len
 mlm_config = masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)   # shared with lessons 3-4 (minilm.profiles)
 print(mlm_config)
-mlm_models = {}
+mlm_models = {seed: model for seed, (model, _) in
+              minilm.pretrained_many({seed: (mlm_config, masked_lm_recipe(P, seed)) for seed in P.seeds}).items()}
 for seed in P.seeds:
-    mlm_models[seed], _ = minilm.pretrained(mlm_config, masked_lm_recipe(P, seed))
     result = minilm.evaluate(mlm_models[seed], corpus, task="mlm", length=L_mlm, n_batches=8)
     print(f"seed {seed}: MLM accuracy at {L_mlm}: {100 * result['accuracy']:.1f}%  (loss {result['loss']:.3f})")
 
@@ -176,16 +177,17 @@ plt.show()
 # %%
 T_ft = L_mlm // 4
 budgets = P.finetune_steps
-scores = {}
-for seed, pretrained_model in mlm_models.items():
-    for label, n in (("n fixed", L_mlm), ("n = length", T_ft)):
-        scores[seed, label, 0] = mlm_score(pretrained_model, T_ft, n=n)
-        for steps in budgets:
-            config = Config(**{**mlm_config.to_dict(), "n": n})
-            recipe = Recipe(task="mlm", length=T_ft, steps=steps, batch_size=P.batch_size, lr=3e-4,
-                            warmup=10, seed=seed)
-            tuned, _ = minilm.pretrained(config, recipe, init=pretrained_model, progress=False)
-            scores[seed, label, steps] = mlm_score(tuned, T_ft)
+settings = {"n fixed": L_mlm, "n = length": T_ft}
+scores = {(seed, label, 0): mlm_score(model, T_ft, n=n)
+          for seed, model in mlm_models.items() for label, n in settings.items()}
+tuned = minilm.pretrained_many({
+    (seed, label, steps): (Config(**{**mlm_config.to_dict(), "n": n}),
+                           Recipe(task="mlm", length=T_ft, steps=steps, batch_size=P.batch_size, lr=3e-4,
+                                  warmup=10, seed=seed),
+                           model)
+    for seed, model in mlm_models.items() for label, n in settings.items() for steps in budgets},
+    progress=False)
+scores.update({key: mlm_score(model, T_ft) for key, (model, _) in tuned.items()})
 
 print(f"MLM at T = {T_ft}: accuracy % (loss)        n fixed            n = length      fixed - length (loss)")
 for seed in P.seeds:

@@ -43,8 +43,9 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs trained at {L_mlm}")
 
 # %%
 configs = {"softmax": masked_lm_gau(P, tok.vocab_size, "softmax"), "relu²": masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)}
-models = {(name, seed): minilm.pretrained(config, masked_lm_recipe(P, seed))[0]
-          for name, config in configs.items() for seed in P.seeds}
+trained = minilm.pretrained_many({(name, seed): (config, masked_lm_recipe(P, seed))
+                                  for name, config in configs.items() for seed in P.seeds})
+models = {key: model for key, (model, _) in trained.items()}
 torch.manual_seed(0)
 untrained = LM(configs["softmax"]).eval()
 

@@ -66,10 +66,9 @@ variants = {  # label: (config, recipe for a seed, attention override at evaluat
     "3. relu² / row sum": (gau("relu2_norm"), recipe, {}),
     "4. softmax": (gau("softmax"), recipe, {}),
 }
-models = {}
-for label, (config, make_recipe, _) in variants.items():
-    for seed in P.seeds:
-        models[label, seed] = minilm.pretrained(config, make_recipe(seed))[0]
+trained = minilm.pretrained_many({(label, seed): (config, make_recipe(seed))
+                                  for label, (config, make_recipe, _) in variants.items() for seed in P.seeds})
+models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
 # "No fix" is the fixed-n model evaluated with $n$ = sample length: the failure of

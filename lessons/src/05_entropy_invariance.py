@@ -83,9 +83,10 @@ print({n: round(float(minilm.logn_factor(n, L, causal=False)[0]), 3) for n in (L
 # %%
 config = Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
                 n_layer=P.n_layer, causal=False)
-models = {seed: minilm.pretrained(config, Recipe(task="mlm", length=L, steps=P.mlm_steps,
-                                                 batch_size=P.batch_size, seed=seed))[0]
-          for seed in P.seeds}
+trained = minilm.pretrained_many({seed: (config, Recipe(task="mlm", length=L, steps=P.mlm_steps,
+                                                        batch_size=P.batch_size, seed=seed))
+                                  for seed in P.seeds})
+models = {seed: model for seed, (model, _) in trained.items()}
 
 lengths = [L * m for m in (1, 2, 4, 8, 16)]
 settings = {"standard": None, "entropy-invariant": L}

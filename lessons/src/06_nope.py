@@ -45,8 +45,9 @@ def transformer(pos, causal=True):
 
 
 print(transformer("nope"))
-models = {(pos, seed): minilm.pretrained(transformer(pos), nope_rope_recipe(P, seed))[0]
-          for pos in ("rope", "nope") for seed in P.seeds}
+trained = minilm.pretrained_many({(pos, seed): (transformer(pos), nope_rope_recipe(P, seed))
+                                  for pos in ("rope", "nope") for seed in P.seeds})
+models = {key: model for key, (model, _) in trained.items()}
 print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} parameters")
 
 # %% [markdown]

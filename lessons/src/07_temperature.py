@@ -46,8 +46,9 @@ def transformer(pos, **extra):
 
 
 recipe = {seed: nope_rope_recipe(P, seed) for seed in P.seeds}
-models = {(pos, seed): minilm.pretrained(transformer(pos), recipe[seed])[0]
-          for pos in ("rope", "nope") for seed in P.seeds}
+trained = minilm.pretrained_many({(pos, seed): (transformer(pos), recipe[seed])
+                                  for pos in ("rope", "nope") for seed in P.seeds})
+models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
 # ## Uniform scaling: one temperature for every head
@@ -234,15 +235,17 @@ def rope_loss(model, T, kind):
     return mean_loss(model, corpus, T, rope_scaling=scaling)
 
 
+fine_tuned = minilm.pretrained_many({
+    (kind, seed): (transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
+                   Recipe(length=target, lr=3e-4, warmup=10, seed=seed, **head_budget), models["rope", seed])
+    for kind in ("pi", "yarn") for seed in P.seeds}, progress=False)
 table = {}
 for seed in P.seeds:
     rope = models["rope", seed]
     for kind in (None, "pi", "ntk", "yarn"):
         table[f"RoPE {kind.upper() + ' zero-shot' if kind else ''}".strip(), seed] = {T: rope_loss(rope, T, kind) for T in lengths}
     for kind in ("pi", "yarn"):
-        tuned, _ = minilm.pretrained(transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
-                                     Recipe(length=target, lr=3e-4, warmup=10, seed=seed, **head_budget),
-                                     init=rope, progress=False)
+        tuned = fine_tuned[kind, seed][0]
         table[f"RoPE {kind.upper()} fine-tuned at 4L", seed] = {T: mean_loss(tuned, corpus, T) for T in lengths}
     table["NoPE", seed] = {T: uniform[seed, T // L, 1.0] if T > L else mean_loss(models["nope", seed], corpus, T)
                            for T in lengths}

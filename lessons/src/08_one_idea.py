@@ -91,8 +91,11 @@ def nope(**extra):
 
 
 recipe = {seed: nope_rope_recipe(P, seed) for seed in P.seeds}
-plain = {seed: minilm.pretrained(nope(), recipe[seed])[0] for seed in P.seeds}
-learned = {seed: minilm.pretrained(nope(logn_base=L, learn_temperature=True), recipe[seed])[0] for seed in P.seeds}
+trained = minilm.pretrained_many({(kind, seed): (config, recipe[seed]) for seed in P.seeds
+                                  for kind, config in (("plain", nope()),
+                                                       ("learned", nope(logn_base=L, learn_temperature=True)))})
+plain = {seed: trained["plain", seed][0] for seed in P.seeds}
+learned = {seed: trained["learned", seed][0] for seed in P.seeds}
 for seed in P.seeds:
     slopes = learned[seed].temperature.detach().cpu() / math.log(L)
     print(f"seed {seed}: learned s_h per layer (rows) and head:\n{slopes.numpy().round(3)}")

@@ -47,8 +47,9 @@ def transformer(pos, **extra):
     return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's models (minilm.profiles)
 
 
-text_models = {(pos, seed): minilm.pretrained(transformer(pos), nope_rope_recipe(P, seed), progress=False)[0]
-               for pos in ("nope", "rope") for seed in P.seeds}
+trained = minilm.pretrained_many({(pos, seed): (transformer(pos), nope_rope_recipe(P, seed))
+                                  for pos in ("nope", "rope") for seed in P.seeds}, progress=False)
+text_models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
 # ## A retrieval task sized for a tiny model
@@ -84,8 +85,9 @@ for row, target in zip(x, y):
 # every model and every fix answers the same questions.
 
 # %%
-models = {key: minilm.pretrained(transformer(key[0]), retrieval_recipe(P, key[1]), init=base, progress=False)[0]
-          for key, base in text_models.items()}
+trained = minilm.pretrained_many({key: (transformer(key[0]), retrieval_recipe(P, key[1]), base)
+                                  for key, base in text_models.items()}, progress=False)
+models = {key: model for key, (model, _) in trained.items()}
 
 lengths = [L, 2 * L, 4 * L, 8 * L]
 depths = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -159,10 +161,11 @@ def head_scaled(seed, *, start, clamp=True, steps=200):
     return model
 
 
-def rope_tuned(seed, kind):
-    return minilm.pretrained(transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
-                             Recipe(length=target, lr=3e-4, warmup=10, seed=seed, retrieval=0.75, **head_budget),
-                             init=models["rope", seed], progress=False)[0]
+rope_tuned = minilm.pretrained_many({
+    (seed, kind): (transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
+                   Recipe(length=target, lr=3e-4, warmup=10, seed=seed, retrieval=0.75, **head_budget),
+                   models["rope", seed])
+    for seed in P.seeds for kind in ("pi", "yarn")}, progress=False)
 
 
 def grid_for(model, per_length=None):
@@ -190,8 +193,8 @@ for seed in P.seeds:
     heat["RoPE", seed] = grid_for(rope)
     heat["RoPE, NTK zero-shot", seed] = grid_for(rope, rope_setting("ntk"))
     heat["RoPE, YaRN zero-shot", seed] = grid_for(rope, rope_setting("yarn"))
-    heat["RoPE, PI fine-tuned at 4L", seed] = grid_for(rope_tuned(seed, "pi"))
-    heat["RoPE, YaRN fine-tuned at 4L", seed] = grid_for(rope_tuned(seed, "yarn"))
+    heat["RoPE, PI fine-tuned at 4L", seed] = grid_for(rope_tuned[seed, "pi"][0])
+    heat["RoPE, YaRN fine-tuned at 4L", seed] = grid_for(rope_tuned[seed, "yarn"][0])
     models["NoPE, head scaling at 4L", seed] = heads
 
 methods = list(dict.fromkeys(label for label, _ in heat))
