@@ -140,7 +140,7 @@ plt.show()
 #   entropy-invariant rise fails the first bound, the standard one the second.
 # - **Accuracy:** at $4L$ and $8L$ the entropy-invariant version is ahead by more than half
 #   a point (we measured +1.2 to +1.9; control: at $L$ the factor is exactly 1, gain 0). At
-#   $2L$ we measured $-0.14$ and $+0.18$ points: no difference, asserted as a bound (within one
+#   $2L$ we measured $-0.15$ and $+0.18$ points: no difference, asserted as a bound (within one
 #   point), which the $8L$ gain fails.
 #
 # At $16L$ both settings keep only 19-22% accuracy, against 60-62% at $L$ (the table above);
@@ -248,7 +248,7 @@ for t, (relu_change, soft_change) in changes.items():
 # | | Su | here (CPU profile, 2 seeds) |
 # |---|---|---|
 # | MLM accuracy, standard, at $L, 2L, 4L, 8L, 16L$ | 43.3 / 36.5 / 23.0 / 15.1 / 11.5 (RoFormer-small, $L = 64$; 2021 post, kexue.fm/archives/8823) | see the table above |
-# | MLM accuracy, entropy-invariant | 43.1 / 41.2 / 34.0 / 20.2 / 13.6 (same post) | over standard, per seed: 0 at $L$ (the factor is 1), $-0.14$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$ at $16L$ points |
+# | MLM accuracy, entropy-invariant | 43.1 / 41.2 / 34.0 / 20.2 / 13.6 (same post) | over standard, per seed: 0 at $L$ (the factor is 1), $-0.15$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$ at $16L$ points |
 # | entropy growth with length | held by $\log_L n$ (argued, 2021 post) | standard rises by 1.8-2.2 nats from $L$ to $16L$, entropy-invariant by 0.70-0.75 |
 # | relu² + temperature | impossible (homogeneity; 2022 post) | exactly unchanged (to float precision) |
 # | causal models | not tested in either post | factor at evaluation: 0.04 nats worse at $L$; at $8L$ $-0.002$ to $+0.05$ nats, no help; training with it: not measured here |

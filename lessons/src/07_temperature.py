@@ -266,7 +266,7 @@ for label in methods:
 #   worst: dividing *every* frequency by $s$ blurs the fast rotations that tell neighbouring
 #   characters apart, and a char-level model lives on those.
 # - **Fine-tuned RoPE** (PI, YaRN; all weights, same tokens as head scaling) is the best at
-#   4x, the length it was tuned at (means 1.73 and 1.62, against 1.86 for head scaling),
+#   4x, the length it was tuned at (means 1.733 and 1.625, against 1.857 for head scaling),
 #   and at 8x (2.14-2.16 against 2.41). It is *not* the best at 2x (means 1.85 and 1.73),
 #   where uniform $\lambda$ (1.62), head scaling (1.64) and even zero-shot NTK (1.65) are
 #   ahead of it, and it is far *worse in range* (1.69-1.80 against 1.32): it was tuned for
