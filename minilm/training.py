@@ -439,7 +439,7 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
 
     On the CPU the models not yet in the cache train side by side, one process per core, each
     on one thread (as pretrained() trains), and are then loaded from the cache: on 2 cores
-    about 1.5x the throughput of training them one after another. On a GPU, or with a single
+    about 1.4x the throughput of training them one after another with 2 threads. On a GPU, or with a single
     model to train, they train one after another in this process.
     """
     if not isinstance(jobs, dict) or not jobs:
