@@ -19,8 +19,8 @@ from .measure import (
 )
 from .model import LM, Config, RopeScaling, apply_rope, attend, logn_factor, rope_angles, yarn_logit_scale
 from .profiles import (
-    causal_gau, causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe, nope_rope_recipe,
-    nope_rope_transformer, profile, retrieval_recipe,
+    best_uniform_for_retrieval, causal_gau, causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe,
+    nope_rope_recipe, nope_rope_transformer, profile, retrieval_head_scaled, retrieval_recipe,
 )
 from .scaling import (
     NOPE_FIT_C, fit_log_slope, fit_per_position, length_rule, mean_loss, temperature, train_head_scales,

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .model import Config
-from .training import Recipe
+from .data import Corpus
+from .measure import retrieval_accuracy
+from .model import LM, Config
+from .scaling import temperature, train_head_scales
+from .training import Recipe, pretrained
 
 DEFAULT_PROFILE = "cpu"
 
@@ -106,3 +109,35 @@ def retrieval_recipe(P: Profile, seed: int) -> Recipe:
     batches in four of retrieval windows (answer-only loss, data.retrieval_batch), one of text."""
     return Recipe(length=P.nope_rope_len, steps=P.retrieval_steps, batch_size=P.batch_size, lr=3e-3, warmup=20,
                   seed=seed, retrieval=0.75)
+
+
+# Lessons 9 and 10 share the retrieval-trained NoPE model's temperature search and its head
+# scaling: the same calls give the same numbers in both.
+
+RETRIEVAL_LAMBDAS = (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4)
+RETRIEVAL_SEARCH = dict(depths=[0.0, 0.5, 1.0], trials=50, seed=2024)   # not the prompts the lessons report
+
+
+def best_uniform_for_retrieval(model, corpus: Corpus, length: int) -> float:
+    """The uniform lambda of RETRIEVAL_LAMBDAS with the best exact match at ``length`` on the
+    search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones); the
+    smallest lambda on a tie."""
+    scores = {}
+    for lam in RETRIEVAL_LAMBDAS:
+        with temperature(model, lam):
+            scores[lam] = retrieval_accuracy(model, corpus, [length], RETRIEVAL_SEARCH["depths"],
+                                             trials=RETRIEVAL_SEARCH["trials"], seed=RETRIEVAL_SEARCH["seed"]).mean().item()
+    return max(scores, key=scores.get)
+
+
+def retrieval_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float, clamp: bool = True,
+                          steps: int = 200) -> LM:
+    """Lessons 9-10: a fresh copy of the retrieval-trained NoPE model (lesson 6's, then
+    retrieval_recipe) whose per-head temperatures alone train at 4L on its own mixture, as in
+    the paper's code: batch 8, learning rate 0.05, from ``start``, clamped at 1 if ``clamp``."""
+    config = nope_rope_transformer(P, corpus.tokenizer.vocab_size, "nope")
+    text_model = pretrained(config, nope_rope_recipe(P, seed), corpus=corpus, progress=False)[0]
+    model = pretrained(config, retrieval_recipe(P, seed), corpus=corpus, init=text_model, progress=False)[0]
+    train_head_scales(model, corpus, length=4 * P.nope_rope_len, start=start, clamp=clamp, steps=steps,
+                      batch_size=8, retrieval=0.75, seed=100 + seed, progress=False)
+    return model

@@ -472,17 +472,28 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
 
     Processes are started with "spawn" (a fresh interpreter: forking a process that already
     runs torch's threads can hang); a script that calls this must guard its top level with
-    ``if __name__ == "__main__":``, as multiprocessing asks. A worker's error is raised here."""
+    ``if __name__ == "__main__":``, as multiprocessing asks. A worker's error is raised here.
+
+    An unguarded script must end in that error, not hang: each worker imports the script,
+    whose call of this function then fails at ``start()``. So the workers start before
+    anything is queued (a worker that queued data would wait at its exit for a reader), the
+    corpus travels by queue (a large process argument is written to the new process inside
+    ``start()``, which never returns if that process dies first), and the caller does not
+    wait at its exit to flush queues that a dead worker will never read."""
     context = multiprocessing.get_context("spawn")
-    tasks, messages = context.Queue(), context.Queue()
+    tasks, messages, corpora = context.Queue(), context.Queue(), context.Queue()
+    processes = [context.Process(target=_train_worker, args=(tasks, messages, corpora), daemon=True)
+                 for _ in range(workers)]
+    for process in processes:
+        process.start()
+    for queue_to_workers in (tasks, corpora):
+        queue_to_workers.cancel_join_thread()
     for index, (config, recipe, init) in enumerate(specs):
         init_weights = None if init is None else (init.config, {k: t.cpu() for k, t in init.state_dict().items()})
         tasks.put((index, config, recipe, init_weights))
-    processes = [context.Process(target=_train_worker, args=(tasks, messages, corpus), daemon=True)
-                 for _ in range(workers)]
-    for process in processes:
+    for _ in processes:
         tasks.put(None)  # one stop sign per worker
-        process.start()
+        corpora.put(corpus)
     bar = tqdm(total=sum(recipe.steps for _, recipe, _ in specs), desc=f"training {len(specs)} models, "
                f"{workers} at a time", disable=not progress, mininterval=0.5, file=sys.stdout)
     final_loss = {}
@@ -493,7 +504,10 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
             except queue.Empty:  # a worker killed from outside (out of memory, a signal) sends nothing
                 dead = [p.exitcode for p in processes if p.exitcode not in (None, 0)]
                 if dead:
-                    raise RuntimeError(f"a training worker process died (exit code {dead[0]})") from None
+                    raise RuntimeError(
+                        f"a training worker process died (exit code {dead[0]}); its error, if any, is printed "
+                        "above. A script that calls pretrained_many must guard its top level with "
+                        "`if __name__ == \"__main__\":` (each worker process imports the script)") from None
                 continue
             if kind == "error":
                 config, recipe, _ = specs[index]
@@ -516,8 +530,9 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
                   f"final loss {final_loss[index]:.3f}")
 
 
-def _train_worker(tasks, messages, corpus) -> None:
+def _train_worker(tasks, messages, corpora) -> None:
     """A process of _train_side_by_side: train models from ``tasks`` into the cache until a None."""
+    corpus = corpora.get()
     for index, config, recipe, init_weights in iter(tasks.get, None):
         try:
             init = None

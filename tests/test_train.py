@@ -1,6 +1,9 @@
 """Training beats the bigram baseline; the cache reuses, misses and refuses what it should."""
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -243,6 +246,25 @@ def test_pretrained_many_raises_a_workers_error_in_the_caller():
     with pytest.raises(RuntimeError, match=r"(?s)training gau relu2 seed 0 failed.*exceeds this model's max_len=8"):
         minilm.pretrained_many({"a": (short, TINY), "b": (short, Recipe(**{**TINY.__dict__, "seed": 1}))},
                                progress=False)
+
+
+@pytest.mark.skipif(minilm.training.cpu_cores() < 2, reason="worker processes need two cores")
+def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
+    # Each worker imports the script, which calls pretrained_many again and dies before training:
+    # the caller must say so, and how to mend it, instead of waiting forever (it did: the corpus,
+    # passed as a process argument, was written to a worker that had died).
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import minilm\n"
+        "from minilm import Config, Recipe\n"
+        f"config = Config(vocab_size={default_corpus().tokenizer.vocab_size}, block='gau', n_head=1, "
+        "d_model=16, n_layer=1, d_qk=16, norm='relu2', n=16)\n"
+        "minilm.pretrained_many({seed: (config, Recipe(steps=2, batch_size=2, length=16, seed=seed))"
+        " for seed in (0, 1)}, progress=False)\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "MINILM_CACHE": str(tmp_path / "cache")})
+    assert run.returncode != 0
+    assert 'must guard its top level with `if __name__ == "__main__":`' in run.stderr, run.stderr[-2000:]
 
 
 @pytest.mark.parametrize("jobs, match", [

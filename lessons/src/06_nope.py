@@ -159,7 +159,7 @@ plt.show()
 #
 # The extension ratios cannot tell the two apart: all four are 1.0, the lowest value the
 # measure can take (for NoPE as for RoPE, the first bucket of $L/8$ past $L$ is already
-# over the margin; lesson 9 measures them again on 256 sequences, with bootstrap intervals).
+# over the margin; lesson 10 measures them again on 256 sequences, with bootstrap intervals).
 # So we assert coarser versions, on every seed, each failed by the control of swapping the
 # two models:
 # - in range, RoPE's loss is lower by more than 0.1 nats (we measured 0.18 and 0.22: the first

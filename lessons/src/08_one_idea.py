@@ -211,9 +211,9 @@ for seed in P.seeds:
 # | 7 | head scaling beats uniform; clamp and init matter (Wang et al.) | passkey 81 vs 53 / 26 | head scaling better at its target by 0.035-0.076 nats; clamp and init made no difference (within 0.006 nats) |
 # | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule is within 0.02 nats of the searched optimum at 4x-8x; a learned $s_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
 # | 9 | NoPE retrieves past $L$, RoPE does not; a temperature restores it (Wang et al.) | passkey retrieval | trained on a 3-digit retrieval task: exact match at $4L$ / $8L$ NoPE 0.64 / 0.38, RoPE 0.28 / 0.09; head scaling at $8L$ 0.50 |
-# | 9 | distraction is the cause (Wang et al.) | entropy grows with length | the needle-finding head's entropy rises with length (0.19 / 0.09 of $\ln k$ from $L$ to $8L$; uniform attention: 0); a temperature raises its mass on the needle at $8L$ from 0.70 / 0.93 to 0.88 / 0.96 (mean gain +0.11, asserted on the mean only), but retrieval gains the other way round (+0.02 / +0.22 *(printed)*): the head's mass explains little of the loss |
-# | 9 | clamp and start matter (Wang et al.) | passkey 81 vs 53 / 26 | on retrieval at $4L$, 10-200 steps, no difference above 0.02 (on seed 0 the start is untested: its best uniform $\lambda$ at $4L$ is 1.0) |
-# | 9 | the fit per position (Wang et al.'s code) | $a = 0.397$ | $a$ = 0.71 / 0.67 per position, $c$ = 0.45 / 0.42 per length |
+# | 10 | distraction is the cause (Wang et al.) | entropy grows with length | the needle-finding head's entropy rises with length (0.19 / 0.09 of $\ln k$ from $L$ to $8L$; uniform attention: 0); a temperature raises its mass on the needle at $8L$ from 0.70 / 0.93 to 0.88 / 0.96 (mean gain +0.11, asserted on the mean only), but retrieval gains the other way round (+0.02 / +0.22 *(printed)*): the head's mass explains little of the loss |
+# | 10 | clamp and start matter (Wang et al.) | passkey 81 vs 53 / 26 | on retrieval at $4L$, 10-200 steps, no difference above 0.02 (on seed 0 the start is untested: its best uniform $\lambda$ at $4L$ is 1.0) |
+# | 10 | the fit per position (Wang et al.'s code) | $a = 0.397$ | $a$ = 0.71 / 0.67 per position, $c$ = 0.45 / 0.42 per length |
 
 # %% [markdown]
 # ## Check your understanding

@@ -1,0 +1,63 @@
+# %% [markdown]
+# # Exercise 10 — Reading attention, and the per-position fit
+#
+# Lesson 10 measured how much of the question's attention lands on the needle, and fitted the
+# best temperature per position as the paper's code does. Write the two measurements.
+
+# %%
+import math
+
+import torch
+
+from minilm.checks import check_needle_mass, check_per_position_fit
+
+# %% [markdown]
+# ## Task 1: attention mass on the needle
+#
+# `rows` holds attention rows, shape `(B, ..., T)` (each row sums to 1 over its last
+# dimension), and `needle` `(B,)` the position of the `@` in each sequence. The needle is the
+# `@` and the key's 3 digits after it: positions `needle[b]` to `needle[b] + 3`. Return the
+# weight on those positions, shape `(B, ...)`.
+
+# %%
+def needle_mass(rows, needle):
+    ### BEGIN SOLUTION
+    span = torch.arange(rows.shape[-1])
+    start = needle.view(-1, *[1] * (rows.ndim - 1))
+    return (rows * ((span >= start) & (span <= start + 3))).sum(-1)
+    ### END SOLUTION
+
+
+# %%
+check_needle_mass(needle_mass)
+
+# %% [markdown]
+# ## Task 2: the per-position fit
+#
+# `table[g, t]` is the loss at position `t` (0-based) with every temperature set to `grid[g]`.
+# Past the training length `L`, average the positions `L, L+1, ...` in buckets of `bucket`
+# (a shorter last bucket is kept), take each bucket's best $\lambda$ (lowest loss) and its mean
+# position $i$ counted from 1 (position `t` is $i = t + 1$), and return the least-squares $a$
+# of $\lambda = 1 + a \ln(i / L)$ with no intercept: $a = \sum x(\lambda - 1) / \sum x^2$, $x = \ln(i/L)$.
+
+# %%
+def per_position_fit(table, grid, L, bucket):
+    ### BEGIN SOLUTION
+    T = table.shape[1]
+    xs, lams = [], []
+    for start in range(L, T, bucket):
+        losses = table[:, start : start + bucket].mean(1)
+        position = (torch.arange(start, min(start + bucket, T)) + 1).float().mean().item()
+        xs.append(math.log(position / L))
+        lams.append(grid[int(losses.argmin())])
+    return sum(x * (lam - 1) for x, lam in zip(xs, lams)) / sum(x * x for x in xs)
+    ### END SOLUTION
+
+
+# %%
+check_per_position_fit(per_position_fit)
+
+# %% [markdown]
+# ## Going further
+# - `needle_mass` counts the `@` as part of the needle. Does the mass on the digits alone tell
+#   a different story?
