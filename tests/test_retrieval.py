@@ -198,3 +198,25 @@ def test_the_temperature_context_sets_every_head_and_restores_on_an_error():
     with pytest.raises(ValueError, match="temperature"):
         with minilm.temperature(model, float("nan")):
             pass
+
+
+def tiny_nope():
+    return minilm.LM(minilm.Config(vocab_size=corpus().tokenizer.vocab_size, block="transformer", n_head=2,
+                                   d_model=16, n_layer=1, pos="nope"))
+
+
+def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_was(monkeypatch):
+    # A stand-in score that peaks at lambda = 1.6, read off the temperature the search has set.
+    def score(model, corpus, lengths, depths, *, trials, seed):
+        assert (lengths, list(depths), trials, seed) == ([96], [0.0, 0.5, 1.0], 50, 2024)  # the search prompts
+        return torch.full((1, len(depths)), 1 - abs(model.temperature.mean().item() - 1.6))
+
+    monkeypatch.setattr(minilm.profiles, "retrieval_accuracy", score)
+    model = tiny_nope()
+    assert minilm.best_uniform_for_retrieval(model, corpus(), 96) == 1.6
+    assert torch.equal(model.temperature, torch.ones_like(model.temperature))
+
+
+def test_the_retrieval_search_takes_the_smallest_lambda_on_a_tie():
+    # An untrained model retrieves nothing at any temperature: every lambda ties at 0.
+    assert minilm.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.profiles.RETRIEVAL_LAMBDAS[0]

@@ -11,8 +11,8 @@
 # **The source.** Wang et al. (2024) explain NoPE's failure past the training length by
 # *distraction*: the attention of a long row spreads over ever more keys, its entropy grows,
 # and a temperature on the logits sharpens it again. Their head-based scaling learns one
-# temperature per head; in their ablations, passkey accuracy fell from 81 to 53 without the
-# clamp at $\lambda \ge 1$ and to 26 without the start at the searched uniform value.
+# temperature per head; in their ablations, without its clamp at $\lambda \ge 1$ or without
+# its start at the searched uniform value, passkey accuracy fell from 81 to 53 and to 26.
 #
 # We take lesson 9's models as they are: lesson 6's NoPE and RoPE Transformers after 1000 steps
 # of the retrieval mixture (the cache returns them if lesson 9 ran), the same prompts, the same
