@@ -137,6 +137,14 @@ def mlm_batch(ids, batch_size: int, length: int, mask_id: int, vocab_size: int, 
 
 def retrieval_batch(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None):
     """Needle-in-a-haystack windows: inputs x (B, T) and targets y, IGNORE_INDEX except the answer.
+    The windows of retrieval_rows, without the needles' positions."""
+    x, y, _ = retrieval_rows(corpus, ids, batch_size, length, generator, depth)
+    return x, y
+
+
+def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None):
+    """Needle-in-a-haystack windows: (x (B, T), y (B, T), needle (B,)), y IGNORE_INDEX except the
+    answer, needle the position of each row's marker.
 
     Each row is T + 1 characters, ``filler[:cut] + "@" + key + filler[cut:] + "?" + key``: a
     random window of ``ids`` as filler, a random RETRIEVAL_DIGITS-digit key (no leading 0), the needle at
@@ -168,7 +176,7 @@ def retrieval_batch(corpus: Corpus, ids, batch_size: int, length: int, generator
                         for b, cut in enumerate(cuts)])
     y = torch.full((batch_size, length), IGNORE_INDEX, dtype=torch.long)
     y[:, -RETRIEVAL_DIGITS:] = keys
-    return rows[:, :-1], y
+    return rows[:, :-1], y, torch.tensor(cuts)
 
 
 def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=None,

@@ -13,7 +13,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_batch
+from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_rows
 from .model import log_row_sums
 from .training import adamw, lm_loss
 from .validation import finite_number, positive_int, positive_ints
@@ -185,14 +185,10 @@ def growth_exponent(ns, values) -> float:
 
 
 def retrieval_prompts(corpus: Corpus, length: int, depth: float, *, trials: int, seed: int = EVAL_SEED):
-    """``trials`` retrieval windows (data.retrieval_batch) of ``length`` at ``depth``, filler from
+    """``trials`` retrieval windows (data.retrieval_rows) of ``length`` at ``depth``, filler from
     the validation split: (x, y, needle), needle (trials,) the position of the "@" in each row.
     The same seed gives the same prompts, so every model and setting sees the same trials."""
-    generator = torch.Generator().manual_seed(seed)
-    x, y = retrieval_batch(corpus, corpus.val, trials, length, generator, depth=depth)
-    filler_len = length + 1 - (2 * RETRIEVAL_DIGITS + 2)
-    needle = torch.full((trials,), round(depth * filler_len))
-    return x, y, needle
+    return retrieval_rows(corpus, corpus.val, trials, length, torch.Generator().manual_seed(seed), depth=depth)
 
 
 def exact_match(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -220,3 +220,11 @@ def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_w
 def test_the_retrieval_search_takes_the_smallest_lambda_on_a_tie():
     # An untrained model retrieves nothing at any temperature: every lambda ties at 0.
     assert minilm.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.profiles.RETRIEVAL_LAMBDAS[0]
+
+
+def test_each_rows_needle_position_points_at_its_marker_whatever_the_depth():
+    c = corpus()
+    x, _, needle = minilm.data.retrieval_rows(c, c.val, 16, 48, torch.Generator().manual_seed(3))  # random depths
+    marker = c.tokenizer.encode(minilm.data.RETRIEVAL_MARK)[0]
+    assert needle.unique().numel() > 1   # the depths differ by row
+    assert (x[torch.arange(16), needle] == marker).all()
