@@ -18,7 +18,9 @@
 # of the retrieval mixture (the cache returns them if lesson 9 ran), the same prompts, the same
 # temperature search and the same head scaling (`minilm.best_uniform_for_retrieval`,
 # `minilm.retrieval_head_scaled`), so every number below that lesson 9 also printed is the
-# same number.
+# same number. Distraction and the ablations use the retrieval-trained NoPE models; the
+# per-position fit and the extension ratios go back to lesson 6's text-only models, where the
+# paper measured them (on text loss).
 
 # %%
 import matplotlib.pyplot as plt
@@ -238,7 +240,8 @@ for seed in P.seeds:
 # the paper's code (`scripts/run_hs.sh`, lesson 7) was 1.6, in a model of about a billion
 # parameters. We assert the absence of a difference as a bound: every ablation is within
 # 0.05 of the paper's recipe at the same budget, on every seed; a bound that the gap
-# between head scaling and $\lambda = 1$ at $8L$ on seed 1 (0.19, above) would fail.
+# between head scaling and $\lambda = 1$ at $8L$ on seed 1 (0.46 against 0.27, printed at the
+# top: 0.19) would fail.
 
 # %%
 for seed in P.seeds:
@@ -250,7 +253,7 @@ for seed in P.seeds:
 # %% [markdown]
 # ## The fit per position, as the paper's code does it
 #
-# Lessons 7 and 8 fitted $\lambda(s) = 1 + c\ln s$ to the best uniform $\lambda$ *per evaluation
+# Lesson 7 fitted $\lambda(s) = 1 + c\ln s$ to the best uniform $\lambda$ *per evaluation
 # length*. The paper's code fits it per *position*: the best uniform $\lambda$ for the loss at
 # position $i$, then $\lambda(i) = 1 + a \ln(i/L)$. Both can be read off one table: the loss
 # at every position of $8L$-long sequences under each uniform $\lambda$
@@ -288,7 +291,8 @@ plt.show()
 # %% [markdown]
 # The two fits disagree. Per length, $c$ = 0.453 and 0.423 (the best $\lambda$ at
 # $2L/4L/8L$ is 1.3/1.7/1.9 and 1.2/1.6/1.9), within 0.06 of the paper's 0.397 and close to
-# lesson 7's $c = 0.42$. Per position, $a$ = 0.712 and 0.672: positions far
+# lesson 7's $c = 0.42$ (lesson 7 scored other sequences, and its best $\lambda$ differ from
+# these by one step of 0.1, at $2L$ on seed 0 and at $4L$ on seed 1). Per position, $a$ = 0.712 and 0.672: positions far
 # past $L$ want much more temperature than a per-length average says, because the mean loss
 # of a sequence of length $sL$ also counts its first $L$ positions, which are best near
 # $\lambda = 1$. The paper's 0.397 comes from the per-position fit of a billion-parameter
@@ -363,7 +367,8 @@ for seed in P.seeds:
 #
 # 1. On seed 0 the temperature gives the needle-finding head its focus back at $8L$ but not the
 #    retrieval. Design a measurement that finds where the answer is lost instead (hint:
-#    `needle_attention` can score any query position, and the key has three digits).
+#    `needle_attention` reads the row of the question `?`; the rows of the answer's digits can
+#    be read the same way, and the key has three digits).
 # 2. Without the clamp, some temperatures fall below 1 with no cost in retrieval. What does
 #    that say about those heads? How would you check it?
 # 3. The per-position $a$ is about 0.25 steeper than the per-length $c$ on the same table.
