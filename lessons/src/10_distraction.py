@@ -14,7 +14,7 @@
 # temperature per head; in their ablations, without its clamp at $\lambda \ge 1$ or without
 # its start at the searched uniform value, passkey accuracy fell from 81 to 53 and to 26.
 #
-# We take lesson 9's models as they are: lesson 6's NoPE and RoPE Transformers after 1000 steps
+# We take lesson 9's NoPE models as they are: lesson 6's NoPE Transformers after 1000 steps
 # of the retrieval mixture (the cache returns them if lesson 9 ran), the same prompts, the same
 # temperature search and the same head scaling (`minilm.best_uniform_for_retrieval`,
 # `minilm.retrieval_head_scaled`), so every number below that lesson 9 also printed is the
@@ -47,8 +47,8 @@ def transformer(pos):
 trained = minilm.pretrained_many({(pos, seed): (transformer(pos), nope_rope_recipe(P, seed))
                                   for pos in ("nope", "rope") for seed in P.seeds}, progress=False)
 text_models = {key: model for key, (model, _) in trained.items()}
-trained = minilm.pretrained_many({key: (transformer(key[0]), retrieval_recipe(P, key[1]), base)
-                                  for key, base in text_models.items()}, progress=False)
+trained = minilm.pretrained_many({key: (transformer("nope"), retrieval_recipe(P, key[1]), base)
+                                  for key, base in text_models.items() if key[0] == "nope"}, progress=False)
 models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
