@@ -66,8 +66,11 @@ depths = [0.0, 0.25, 0.5, 0.75, 1.0]
 TRIALS = 100
 target = 4 * L
 best = {(seed, T): best_uniform_for_retrieval(models["nope", seed], corpus, T) for seed in P.seeds for T in lengths[1:]}
+head_runs = {}   # (seed, start, clamp, steps) -> the head-scaled model; the ablations below reuse these
 for seed in P.seeds:
-    models["NoPE, head scaling at 4L", seed] = retrieval_head_scaled(P, corpus, seed, start=best[seed, target])
+    recipe_run = (seed, best[seed, target], True, 200)   # the paper's recipe
+    head_runs[recipe_run] = retrieval_head_scaled(P, corpus, seed, start=best[seed, target])
+    models["NoPE, head scaling at 4L", seed] = head_runs[recipe_run]
     nope, heads = models["nope", seed], models["NoPE, head scaling at 4L", seed]
     with temperature(nope, best[seed, 8 * L]):
         tempered = retrieval_accuracy(nope, corpus, [8 * L], depths, trials=TRIALS).mean().item()
@@ -209,10 +212,9 @@ run_of = {(label, steps, seed): (seed, best[seed, target] if v["start"] is None 
 scores = {}
 for run in dict.fromkeys(run_of.values()):   # each distinct run once: a start at 1 can be the recipe itself
     seed, start, clamp, steps = run
-    if (start, clamp, steps) == (best[seed, target], True, 200):   # the recipe, trained above
-        model = models["NoPE, head scaling at 4L", seed]
-    else:
-        model = retrieval_head_scaled(P, corpus, seed, start=start, clamp=clamp, steps=steps)
+    if run not in head_runs:
+        head_runs[run] = retrieval_head_scaled(P, corpus, seed, start=start, clamp=clamp, steps=steps)
+    model = head_runs[run]
     scores[run] = (retrieval_accuracy(model, corpus, [target], depths, trials=TRIALS).mean().item(),
                    mean_loss(model, corpus, target), model.temperature.min().item())
 ablation = {key: scores[run] for key, run in run_of.items()}
