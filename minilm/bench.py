@@ -1,4 +1,5 @@
-"""Step-time benchmark: ``python -m minilm.bench`` (not run by CI).
+"""Step time: ``step_time`` (what lesson 4 measures with), and the benchmark
+``python -m minilm.bench`` (not run by CI):
 
 1. minilm's Transformer against a plain PyTorch reference of the same shapes
    (``nn.TransformerEncoder`` pre-norm layers with a causal mask), one training
@@ -9,14 +10,42 @@
 from __future__ import annotations
 
 import argparse
+import time
 
 import torch
 from torch import nn
 
 from .data import batches, default_corpus
 from .model import LM, Config
-from .measure import step_time
-from .training import pick_device
+from .training import adamw, lm_loss, pick_device
+
+
+def _synchronize(device: torch.device) -> None:
+    """Wait for the accelerator: its kernels run asynchronously, so a clock read alone measures nothing."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def step_time(model, x, y, repeats: int = 5) -> float:
+    """Median seconds of one training step (forward, backward, AdamW) on the batch (x, y), after
+    two warm-up steps. x and y are moved to the model's device."""
+    device = next(model.parameters()).device  # any nn.Module: the benchmark times torch's own model too
+    x, y = x.to(device), y.to(device)
+    optimizer = adamw(model.parameters(), lr=1e-3)  # as train() steps
+    times = []
+    for i in range(repeats + 2):
+        _synchronize(device)
+        start = time.perf_counter()
+        loss = lm_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        _synchronize(device)
+        if i >= 2:
+            times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
 
 
 class ReferenceLM(nn.Module):

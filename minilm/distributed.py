@@ -42,10 +42,9 @@ import torch
 import torch.distributed as dist
 
 from .data import Corpus, default_corpus
-from .model import LM, Config
-from .training import (
-    Recipe, _cache_path, _load_cached, _prepare_cache, _save_atomic, cache_key, one_thread_on_cpu, pick_device, train,
-)
+from .cache import cache_key, cache_path, load_cached, prepare_cache, save_atomic
+from .model import Config
+from .training import Recipe, initial_model, pick_device, train_by_recipe
 
 
 class _Throughput:
@@ -133,7 +132,7 @@ def main(argv=None) -> None:
         recipe_fields["lengths"] = tuple(recipe_fields["lengths"])
     recipe = Recipe(**recipe_fields)
     key = cache_key(config, recipe, corpus)
-    path = _cache_path(key)
+    path = cache_path(key)
     resume_path = path.with_name(path.stem + ".resume.pt")
 
     rank, world, device = setup()
@@ -144,8 +143,8 @@ def main(argv=None) -> None:
         # Rank 0 alone reads the disk; the others get what it found.
         found = [None, None]
         if rank == 0:
-            done = _load_cached(path, key) is not None
-            found = [done, None if done else _load_cached(resume_path, key)]
+            done = load_cached(path, key) is not None
+            found = [done, None if done else load_cached(resume_path, key)]
         if world > 1:
             dist.broadcast_object_list(found, src=0)
         done, checkpoint = found
@@ -153,10 +152,9 @@ def main(argv=None) -> None:
             log(f"already trained, nothing to do: {path}")
             return
         if rank == 0:
-            _prepare_cache(path)  # an unwritable cache fails now, not after training
+            prepare_cache(path)  # an unwritable cache fails now, not after training
 
-        torch.manual_seed(recipe.seed)  # as pretrained() does: the same initial weights
-        model = LM(config).to(device)
+        model = initial_model(config, recipe).to(device)  # as pretrained() starts
         stream = recipe.stream(corpus)
         resume = None
         if checkpoint is not None:
@@ -179,23 +177,22 @@ def main(argv=None) -> None:
                 log(f"step {step}/{recipe.steps}  loss {history[-1]:.4f}  {speed}".rstrip(), flush=True)
             stop = step == args.stop_after and step < recipe.steps
             if rank == 0 and step < recipe.steps and (step % args.checkpoint_every == 0 or stop):
-                _save_atomic({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
+                save_atomic({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
                               "step": step, "history": list(history)}, resume_path)
             if stop:
                 raise _Stop
 
         started = time.perf_counter()
         try:
-            with one_thread_on_cpu(device):  # as pretrained() trains: the same weights, bit for bit
-                history = train(model, speed.count(stream), steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup,
-                                weight_decay=recipe.weight_decay, progress=False, shard=(rank, world),
-                                resume=resume, on_step=on_step)
+            # as pretrained() trains: the same weights, bit for bit
+            history = train_by_recipe(model, recipe, speed.count(stream), progress=False, shard=(rank, world),
+                                      resume=resume, on_step=on_step)
         except _Stop:
             log(f"stopped after step {args.stop_after}; checkpoint {resume_path.name}; rerun to resume")
             return
         log(f"done: {recipe.steps - start} steps in {time.perf_counter() - started:.1f} s  {speed}".rstrip())
         if rank == 0:  # exactly what pretrained() stores
-            _save_atomic({"key": key, "state": _cpu_state(model), "history": history}, path)
+            save_atomic({"key": key, "state": _cpu_state(model), "history": history}, path)
             resume_path.unlink(missing_ok=True)
             log(f"written: {path}")
     finally:

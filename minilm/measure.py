@@ -8,14 +8,11 @@ Keyword overrides (``n=...``, ``logn_base=...``) are passed to ``model(idx, ...)
 
 from __future__ import annotations
 
-import time
-
 import torch
 import torch.nn.functional as F
 
 from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_rows
 from .model import log_row_sums
-from .training import adamw, lm_loss
 from .validation import finite_number, positive_int, positive_ints
 
 EVAL_SEED = 1234
@@ -295,31 +292,3 @@ def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: floa
     if len(above) == 0:
         return len(position_loss) / L
     return (L + int(above[0]) * bucket) / L
-
-
-def _synchronize(device: torch.device) -> None:
-    """Wait for the accelerator: its kernels run asynchronously, so a clock read alone measures nothing."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
-
-
-def step_time(model, x, y, repeats: int = 5) -> float:
-    """Median seconds of one training step (forward, backward, AdamW) on the batch (x, y), after
-    two warm-up steps. x and y are moved to the model's device."""
-    device = next(model.parameters()).device  # any nn.Module: the benchmark times torch's own model too
-    x, y = x.to(device), y.to(device)
-    optimizer = adamw(model.parameters(), lr=1e-3)  # as train() steps
-    times = []
-    for i in range(repeats + 2):
-        _synchronize(device)
-        start = time.perf_counter()
-        loss = lm_loss(model(x), y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        _synchronize(device)
-        if i >= 2:
-            times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]

@@ -16,7 +16,9 @@ from minilm.model import (LM, Config, RopeScaling, attend, attention_weights, lo
                           rope_frequencies)
 from minilm.scaling import (fit_per_position, temperature, train_head_scales, uniform_temperature_by_position,
                             uniform_temperature_search)
-from minilm.training import Recipe, generate, pretrained
+from minilm.cache import pretrained
+from minilm.sampling import generate
+from minilm.training import Recipe
 
 VOCAB = 20
 NAN, INF = float("nan"), float("inf")

@@ -18,6 +18,7 @@ from torch.utils._pytree import tree_leaves
 import minilm
 import minilm.measure
 import minilm.scaling
+import minilm.cache
 import minilm.training
 from minilm import Config, Recipe
 
@@ -136,7 +137,7 @@ def test_every_library_function_that_takes_a_model_builds_its_tensors_on_the_mod
 
 def test_pretrained_trains_and_returns_the_model_on_the_picked_device(corpus, tmp_path, monkeypatch):
     monkeypatch.setenv("MINILM_CACHE", str(tmp_path))
-    monkeypatch.setattr(minilm.training, "pick_device", lambda: ACCELERATOR)
+    monkeypatch.setattr(minilm.cache, "pick_device", lambda: ACCELERATOR)
     config = Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=1, n_head=2)
     with FakeAccelerator():
         model, _ = minilm.pretrained(config, Recipe(steps=2, batch_size=2, length=16, warmup=1),

@@ -14,7 +14,8 @@ import minilm.distributed
 from minilm import Config, Recipe, default_corpus, pretrained
 from minilm.data import IGNORE_INDEX
 from minilm.distributed import main
-from minilm.training import _cache_path, _shard_loss, cache_key, lm_loss
+from minilm.cache import cache_key, cache_path
+from minilm.training import _shard_loss, lm_loss
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = default_corpus().tokenizer.vocab_size
@@ -38,7 +39,7 @@ def cli_args(config=CONFIG, recipe=RECIPE, *extra):
 
 
 def cached_file(config=CONFIG, recipe=RECIPE) -> Path:
-    return _cache_path(cache_key(Config(vocab_size=VOCAB, **config), Recipe(**recipe), default_corpus()))
+    return cache_path(cache_key(Config(vocab_size=VOCAB, **config), Recipe(**recipe), default_corpus()))
 
 
 def assert_same_weights(a, b, exact: bool):

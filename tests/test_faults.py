@@ -13,10 +13,12 @@ import pytest
 import torch
 
 import minilm.scaling
+import minilm.cache
 import minilm.training
 from minilm.data import default_corpus
 from minilm.model import LM, Config
-from minilm.training import TMP_SUFFIX, Recipe, _cache_path, cache_key, pretrained
+from minilm.cache import TMP_SUFFIX, cache_key, cache_path, pretrained
+from minilm.training import Recipe
 
 TINY = Recipe(steps=3, batch_size=4, length=16, warmup=1)
 
@@ -32,7 +34,7 @@ def gau():
 
 
 def cached_path():
-    return _cache_path(cache_key(gau(), TINY, default_corpus()))
+    return cache_path(cache_key(gau(), TINY, default_corpus()))
 
 
 def never_train(monkeypatch):
@@ -116,7 +118,7 @@ def test_a_read_only_cache_folder_fails_before_training(tmp_path, monkeypatch):
     if os.geteuid() == 0:  # root writes anywhere: make the write fail the way a read-only folder does
         def refuse(*args, **kwargs):
             raise PermissionError(13, "Permission denied")
-        monkeypatch.setattr(minilm.training.tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(minilm.cache.tempfile, "mkstemp", refuse)
     else:
         folder.chmod(0o500)
     try:
@@ -132,7 +134,7 @@ def test_a_read_only_cache_still_loads_what_it_holds(monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(minilm.training.tempfile, "mkstemp", refuse)  # no file can be created there
+    monkeypatch.setattr(minilm.cache.tempfile, "mkstemp", refuse)  # no file can be created there
     again, history_again = pretrained(gau(), TINY, progress=False)
     assert same_weights(model, again) and history_again == history
 
@@ -146,7 +148,7 @@ def test_a_save_that_fails_after_training_returns_the_model(monkeypatch):
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(minilm.training.torch, "save", disk_full)
+    monkeypatch.setattr(minilm.cache.torch, "save", disk_full)
     with pytest.warns(UserWarning, match="No space left.*returned but not cached"):
         model, history = pretrained(gau(), TINY, progress=False)
     assert len(history) == TINY.steps and isinstance(model, LM)

@@ -211,7 +211,7 @@ def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_w
         assert (lengths, list(depths), trials, seed) == ([96], [0.0, 0.5, 1.0], 50, 2024)  # the search prompts
         return torch.full((1, len(depths)), 1 - abs(model.temperature.mean().item() - 1.6))
 
-    monkeypatch.setattr(minilm.profiles, "retrieval_accuracy", score)
+    monkeypatch.setattr(minilm.experiments, "retrieval_accuracy", score)
     model = tiny_nope()
     assert minilm.best_uniform_for_retrieval(model, corpus(), 96) == 1.6
     assert torch.equal(model.temperature, torch.ones_like(model.temperature))
@@ -219,7 +219,7 @@ def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_w
 
 def test_the_retrieval_search_takes_the_smallest_lambda_on_a_tie():
     # An untrained model retrieves nothing at any temperature: every lambda ties at 0.
-    assert minilm.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.profiles.RETRIEVAL_LAMBDAS[0]
+    assert minilm.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.experiments.RETRIEVAL_LAMBDAS[0]
 
 
 def test_each_rows_needle_position_points_at_its_marker_whatever_the_depth():

@@ -11,7 +11,8 @@ import torch
 
 import minilm
 from minilm import Config, Recipe, default_corpus, evaluate, generate, pretrained
-from minilm.training import _cache_path, cache_key, lr_at
+from minilm.cache import cache_key, cache_path
+from minilm.training import lr_at
 
 BIGRAM_NATS = minilm.ngram_baselines(default_corpus())["bigram"]  # what a model must beat
 
@@ -72,7 +73,7 @@ def test_anything_that_decides_the_weights_changes_the_key(change):
     corpus = default_corpus()
     base = cache_key(gau(), Recipe(), corpus)
     other = cache_key(change.get("config", gau()), change.get("recipe", Recipe()), corpus)
-    assert _cache_path(other) != _cache_path(base)
+    assert cache_path(other) != cache_path(base)
 
 
 def test_a_changed_config_misses_the_cache(monkeypatch):
@@ -86,7 +87,7 @@ def test_a_changed_config_misses_the_cache(monkeypatch):
 
 def test_a_truncated_cache_file_is_not_used():
     model, _ = pretrained(gau(), TINY, progress=False)
-    path = _cache_path(cache_key(gau(), TINY, default_corpus()))
+    path = cache_path(cache_key(gau(), TINY, default_corpus()))
     path.write_bytes(path.read_bytes()[:1000])
     with pytest.warns(UserWarning, match="unreadable cache file"):
         again, _ = pretrained(gau(), TINY, progress=False)
@@ -97,7 +98,7 @@ def test_a_truncated_cache_file_is_not_used():
 
 def test_a_cache_file_made_for_another_key_is_not_used():
     pretrained(gau(), TINY, progress=False)
-    path = _cache_path(cache_key(gau(), TINY, default_corpus()))
+    path = cache_path(cache_key(gau(), TINY, default_corpus()))
     payload = torch.load(path, weights_only=True)
     payload["key"]["recipe"]["steps"] = 999
     torch.save(payload, path)
@@ -200,7 +201,7 @@ def test_uniform_search_restores_the_temperatures_and_head_scaling_trains_only_t
 
 
 def test_the_code_fingerprint_ignores_comments_and_docstrings_but_not_code():
-    from minilm.training import WEIGHT_CODE, code_fingerprint
+    from minilm.cache import WEIGHT_CODE, code_fingerprint
 
     source = '''def scale(x):
     """Double x."""
@@ -222,7 +223,7 @@ def test_the_code_fingerprint_ignores_comments_and_docstrings_but_not_code():
     assert edited[0] != texts[0] and code_fingerprint(edited) == code_fingerprint(texts)
 
 
-@pytest.mark.skipif(minilm.training.cpu_cores() < 2, reason="side by side needs two cores")
+@pytest.mark.skipif(minilm.cache.cpu_cores() < 2, reason="side by side needs two cores")
 def test_pretrained_many_trains_side_by_side_exactly_what_pretrained_trains_one_by_one(capsys):
     # Three models (one fine-tuned from another's weights) train in worker processes on one
     # thread each; pretrained() on one thread gives the same weights, bit for bit.
@@ -230,7 +231,7 @@ def test_pretrained_many_trains_side_by_side_exactly_what_pretrained_trains_one_
     jobs = {"seed 0": (gau(), TINY), "seed 1": (gau(), Recipe(**{**TINY.__dict__, "seed": 1})),
             "tuned": (gau(n="length"), TINY, base), "seed 0 again": (gau(), TINY)}
     models = minilm.pretrained_many(jobs)
-    workers = min(3, minilm.training.cpu_cores())
+    workers = min(3, minilm.cache.cpu_cores())
     assert f"training 3 models, {workers} at a time" in capsys.readouterr().out  # "seed 0" trains once
     for name, (config, recipe, *init) in jobs.items():
         reference, history = pretrained(config, recipe, init=init[0] if init else None, use_cache=False,
@@ -240,15 +241,15 @@ def test_pretrained_many_trains_side_by_side_exactly_what_pretrained_trains_one_
             assert torch.equal(a, b), (name, key)
 
 
-@pytest.mark.skipif(minilm.training.cpu_cores() < 2, reason="worker processes need two cores")
+@pytest.mark.skipif(minilm.cache.cpu_cores() < 2, reason="worker processes need two cores")
 def test_pretrained_many_raises_a_workers_error_in_the_caller():
     short = gau(max_len=8)  # the recipe's length 16 is refused at the first step, in the worker
-    with pytest.raises(RuntimeError, match=r"(?s)training gau relu2 seed 0 failed.*exceeds this model's max_len=8"):
+    with pytest.raises(RuntimeError, match=r"(?s)training gau relu2 seed [01] failed.*exceeds this model's max_len=8"):
         minilm.pretrained_many({"a": (short, TINY), "b": (short, Recipe(**{**TINY.__dict__, "seed": 1}))},
                                progress=False)
 
 
-@pytest.mark.skipif(minilm.training.cpu_cores() < 2, reason="worker processes need two cores")
+@pytest.mark.skipif(minilm.cache.cpu_cores() < 2, reason="worker processes need two cores")
 def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
     # Each worker imports the script, which calls pretrained_many again and dies before training:
     # the caller must say so, and how to mend it, instead of waiting forever (it did: the corpus,
@@ -276,3 +277,40 @@ def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
 def test_pretrained_many_refuses_what_is_not_a_set_of_jobs(jobs, match):
     with pytest.raises(ValueError, match=match):
         minilm.pretrained_many(jobs)
+
+
+def _fingerprint_of_edited_copy(tmp_path, module: str, old: str, new: str) -> str:
+    """CODE_FINGERPRINT of a copy of minilm in which ``old`` became ``new`` in ``module``, as a fresh
+    interpreter importing that copy computes it."""
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "copy"
+    shutil.copytree(Path(minilm.__file__).parent, copy / "minilm", ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / "minilm" / module
+    text = path.read_text()
+    assert old in text, (module, old)
+    path.write_text(text.replace(old, new, 1))
+    out = subprocess.run([sys.executable, "-c", "import minilm.cache; print(minilm.cache.CODE_FINGERPRINT)"],
+                         cwd=copy, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@pytest.mark.parametrize("module, old, new", [
+    ("sampling.py", "generate() needs a causal model", "generate() works on causal models only"),
+    ("cache.py", "could not save the trained model to", "failed to save the trained model to"),
+    ("cache.py", 'desc=f"training {len(specs)} models, "', 'desc=f"{len(specs)} models, "'),
+    ("measure.py", "EVAL_SEED = 1234", "EVAL_SEED = 4321"),
+])
+def test_edits_outside_the_weight_code_keep_every_cached_model(tmp_path, module, old, new):
+    assert _fingerprint_of_edited_copy(tmp_path, module, old, new) == minilm.cache.CODE_FINGERPRINT
+
+
+@pytest.mark.parametrize("module, old, new", [
+    ("training.py", "min_ratio: float = 0.1", "min_ratio: float = 0.2"),       # the loop's arithmetic
+    ("training.py", "betas=(0.9, 0.95)", "betas=(0.9, 0.99)"),
+    ("data.py", "mask_prob: float = 0.15", "mask_prob: float = 0.2"),
+])
+def test_edits_to_the_weight_code_retire_every_cached_model(tmp_path, module, old, new):
+    assert _fingerprint_of_edited_copy(tmp_path, module, old, new) != minilm.cache.CODE_FINGERPRINT

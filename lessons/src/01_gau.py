@@ -166,7 +166,7 @@ assert rope_ok and gau_ok, "the from-scratch GAU must match minilm's"
 # Transformer layer ($12d^2$). We build the two models this lesson trains and count.
 
 # %%
-gau_config = causal_gau(P, tok.vocab_size)                  # minilm.profiles: shared with lesson 2
+gau_config = causal_gau(P, tok.vocab_size)                  # minilm.experiments: shared with lesson 2
 transformer_config = causal_transformer(P, tok.vocab_size)  # shared with lessons 3 and 5
 print(gau_config)
 print(transformer_config)

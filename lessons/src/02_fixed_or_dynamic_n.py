@@ -50,7 +50,7 @@ print(f"profile {P.name}: seeds {P.seeds}; causal models trained at {P.train_len
 
 # %%
 L = P.train_len
-gau_config = causal_gau(P, tok.vocab_size)   # lesson 1's config (minilm.profiles)
+gau_config = causal_gau(P, tok.vocab_size)   # lesson 1's config (minilm.experiments)
 causal_models = {seed: model for seed, (model, _) in
                  minilm.pretrained_many({seed: (gau_config, causal_recipe(P, seed)) for seed in P.seeds}).items()}
 
@@ -131,7 +131,7 @@ for seed in P.seeds:
 
 # %%
 L_mlm = P.mlm_len
-mlm_config = masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)   # shared with lessons 3-4 (minilm.profiles)
+mlm_config = masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)   # shared with lessons 3-4 (minilm.experiments)
 print(mlm_config)
 mlm_models = {seed: model for seed, (model, _) in
               minilm.pretrained_many({seed: (mlm_config, masked_lm_recipe(P, seed)) for seed in P.seeds}).items()}

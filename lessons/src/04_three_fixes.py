@@ -46,7 +46,7 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.m
 
 # %%
 def gau(norm, n=None):
-    return masked_lm_gau(P, tok.vocab_size, norm, n)   # the config lessons 2-3 used (minilm.profiles)
+    return masked_lm_gau(P, tok.vocab_size, norm, n)   # the config lessons 2-3 used (minilm.experiments)
 
 
 def recipe(seed, lengths=None):

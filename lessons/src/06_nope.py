@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import LM, nope_rope_recipe, nope_rope_transformer
+from minilm import LM, nope_rope_transformer
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
@@ -41,13 +41,11 @@ print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers
 
 # %%
 def transformer(pos, causal=True):
-    return nope_rope_transformer(P, tok.vocab_size, pos, causal=causal)   # shared with lessons 7-8
+    return nope_rope_transformer(P, tok.vocab_size, pos, causal=causal)   # minilm.experiments
 
 
 print(transformer("nope"))
-trained = minilm.pretrained_many({(pos, seed): (transformer(pos), nope_rope_recipe(P, seed))
-                                  for pos in ("rope", "nope") for seed in P.seeds})
-models = {key: model for key, (model, _) in trained.items()}
+models = minilm.nope_rope_models(P, corpus)   # {(pos, seed): model}; lessons 7-10 read them again
 print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} parameters")
 
 # %% [markdown]

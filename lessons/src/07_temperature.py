@@ -42,13 +42,11 @@ print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_rope_l
 
 
 def transformer(pos, **extra):
-    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's models (minilm.profiles)
+    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's config (minilm.experiments)
 
 
 recipe = {seed: nope_rope_recipe(P, seed) for seed in P.seeds}
-trained = minilm.pretrained_many({(pos, seed): (transformer(pos), recipe[seed])
-                                  for pos in ("rope", "nope") for seed in P.seeds})
-models = {key: model for key, (model, _) in trained.items()}
+models = minilm.nope_rope_models(P, corpus)   # lesson 6's models: {(pos, seed): model}
 
 # %% [markdown]
 # ## Uniform scaling: one temperature for every head

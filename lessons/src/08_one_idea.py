@@ -87,7 +87,7 @@ plt.show()
 
 # %%
 def nope(**extra):
-    return nope_rope_transformer(P, tok.vocab_size, "nope", **extra)   # lesson 6's NoPE (minilm.profiles)
+    return nope_rope_transformer(P, tok.vocab_size, "nope", **extra)   # lesson 6's NoPE (minilm.experiments)
 
 
 recipe = {seed: nope_rope_recipe(P, seed) for seed in P.seeds}

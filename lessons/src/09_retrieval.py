@@ -30,8 +30,8 @@ import torch
 
 import minilm
 from minilm import (
-    Recipe, RopeScaling, best_uniform_for_retrieval, length_rule, mean_loss, nope_rope_recipe, nope_rope_transformer,
-    retrieval_accuracy, retrieval_head_scaled, retrieval_recipe, temperature,
+    Recipe, RopeScaling, best_uniform_for_retrieval, length_rule, mean_loss, nope_rope_transformer,
+    retrieval_accuracy, retrieval_head_scaled, temperature,
 )
 from minilm.data import RETRIEVAL_DIGITS, retrieval_batch
 
@@ -44,12 +44,10 @@ print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_rope_l
 
 
 def transformer(pos, **extra):
-    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's models (minilm.profiles)
+    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's config (minilm.experiments)
 
 
-trained = minilm.pretrained_many({(pos, seed): (transformer(pos), nope_rope_recipe(P, seed))
-                                  for pos in ("nope", "rope") for seed in P.seeds}, progress=False)
-text_models = {key: model for key, (model, _) in trained.items()}
+text_models = minilm.nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos, seed): model}
 
 # %% [markdown]
 # ## A retrieval task sized for a tiny model
@@ -85,9 +83,7 @@ for row, target in zip(x, y):
 # every model and every fix answers the same questions.
 
 # %%
-trained = minilm.pretrained_many({key: (transformer(key[0]), retrieval_recipe(P, key[1]), base)
-                                  for key, base in text_models.items()}, progress=False)
-models = {key: model for key, (model, _) in trained.items()}
+models = minilm.retrieval_models(P, corpus, progress=False)   # minilm.retrieval_recipe from text_models
 
 lengths = [L, 2 * L, 4 * L, 8 * L]
 depths = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -133,7 +129,7 @@ for key in models:
 #   mixture, for the same budget as head scaling (200 steps of 8 sequences, learning rate 3e-4).
 
 # %%
-print(f"uniform lambdas searched: {minilm.profiles.RETRIEVAL_LAMBDAS}")
+print(f"uniform lambdas searched: {minilm.experiments.RETRIEVAL_LAMBDAS}")
 best = {(seed, T): best_uniform_for_retrieval(models["nope", seed], corpus, T) for seed in P.seeds for T in lengths[1:]}
 print("best uniform lambda for retrieval (search prompts): " + ";  ".join(
     f"seed {seed}: " + ", ".join(f"{T // L}L {best[seed, T]}" for T in lengths[1:]) for seed in P.seeds))

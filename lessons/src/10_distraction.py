@@ -28,8 +28,8 @@ import torch
 
 import minilm
 from minilm import (
-    NOPE_FIT_C, best_uniform_for_retrieval, mean_loss, needle_attention, nope_rope_recipe, nope_rope_transformer,
-    retrieval_accuracy, retrieval_head_scaled, retrieval_recipe, temperature,
+    NOPE_FIT_C, best_uniform_for_retrieval, mean_loss, needle_attention, retrieval_accuracy, retrieval_head_scaled,
+    temperature,
 )
 
 P = minilm.profile()
@@ -40,16 +40,8 @@ print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_rope_l
       f"trained at L = {L}, then lesson 9's retrieval mixture; seeds {P.seeds}")
 
 
-def transformer(pos):
-    return nope_rope_transformer(P, tok.vocab_size, pos)   # lesson 6's models (minilm.profiles)
-
-
-trained = minilm.pretrained_many({(pos, seed): (transformer(pos), nope_rope_recipe(P, seed))
-                                  for pos in ("nope", "rope") for seed in P.seeds}, progress=False)
-text_models = {key: model for key, (model, _) in trained.items()}
-trained = minilm.pretrained_many({key: (transformer("nope"), retrieval_recipe(P, key[1]), base)
-                                  for key, base in text_models.items() if key[0] == "nope"}, progress=False)
-models = {key: model for key, (model, _) in trained.items()}
+text_models = minilm.nope_rope_models(P, corpus, progress=False)                      # lesson 6's
+models = minilm.retrieval_models(P, corpus, positions=("nope",), progress=False)   # lesson 9's NoPE
 
 # %% [markdown]
 # ## Lesson 9's fixes, at $8L$

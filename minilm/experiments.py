@@ -1,0 +1,119 @@
+"""The models and experiments several lessons share, built in one place from a profile's sizes
+(``minilm.profiles``): the configs and recipes stay identical from lesson to lesson, so a later
+lesson finds an earlier lesson's models in the cache instead of training them again, and two
+lessons that run the same experiment print the same numbers.
+
+One call per shared set of models: ``nope_rope_models`` (lesson 6's text-trained Transformers,
+read again by lessons 7-10) and ``retrieval_models`` (lesson 9's, read again by lesson 10).
+"""
+
+from __future__ import annotations
+
+from .cache import pretrained, pretrained_many
+from .data import Corpus
+from .measure import retrieval_accuracy
+from .model import LM, Config
+from .profiles import Profile
+from .scaling import temperature, train_head_scales
+from .training import Recipe
+
+POSITIONS = ("nope", "rope")
+
+
+def causal_gau(P: Profile, vocab_size: int, **extra) -> Config:
+    """Lessons 1-2: the causal relu^2 GAU LM, n fixed at the training length; two GAU layers
+    per Transformer layer (about the same parameter count)."""
+    settings = dict(block="gau", n_head=1, d_model=P.d_model, n_layer=2 * P.n_layer, d_qk=P.d_qk,
+                    norm="relu2", n=P.train_len)
+    return Config(vocab_size=vocab_size, **{**settings, **extra})
+
+
+def causal_transformer(P: Profile, vocab_size: int, **extra) -> Config:
+    """Lessons 1, 3 and 5: the causal softmax Transformer LM with RoPE."""
+    return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
+                  n_layer=P.n_layer, **extra)
+
+
+def causal_recipe(P: Profile, seed: int) -> Recipe:
+    """Pretraining of the causal models of lessons 1-5, at P.train_len."""
+    return Recipe(length=P.train_len, steps=P.steps, batch_size=P.batch_size, seed=seed)
+
+
+def masked_lm_gau(P: Profile, vocab_size: int, norm: str, n=None, **extra) -> Config:
+    """Lessons 2-4: the bidirectional GAU masked LM, trained at P.mlm_len."""
+    return Config(vocab_size=vocab_size, block="gau", n_head=1, d_model=P.d_model, n_layer=P.n_layer,
+                  d_qk=P.d_qk, norm=norm, n=n, causal=False, **extra)
+
+
+def masked_lm_recipe(P: Profile, seed: int) -> Recipe:
+    """Masked-LM pretraining at P.mlm_len (lessons 2-4)."""
+    return Recipe(task="mlm", length=P.mlm_len, steps=P.mlm_steps, batch_size=P.batch_size, seed=seed)
+
+
+def nope_rope_transformer(P: Profile, vocab_size: int, pos: str, **extra) -> Config:
+    """Lessons 6-8: the causal Transformer of the NoPE / RoPE comparison (pos='nope' or 'rope')."""
+    return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
+                  n_layer=P.nope_rope_layers, pos=pos, **extra)
+
+
+def nope_rope_recipe(P: Profile, seed: int) -> Recipe:
+    """Pretraining of the NoPE / RoPE comparison: P.nope_rope_steps at P.nope_rope_len."""
+    return Recipe(length=P.nope_rope_len, steps=P.nope_rope_steps, batch_size=P.batch_size, seed=seed)
+
+
+def retrieval_recipe(P: Profile, seed: int) -> Recipe:
+    """Lesson 9: lesson 6's models continue pretraining at P.nope_rope_len on a mixture, three
+    batches in four of retrieval windows (answer-only loss, data.retrieval_batch), one of text."""
+    return Recipe(length=P.nope_rope_len, steps=P.retrieval_steps, batch_size=P.batch_size, lr=3e-3, warmup=20,
+                  seed=seed, retrieval=0.75)
+
+
+def nope_rope_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
+    """Lesson 6's causal Transformers, trained on text at P.nope_rope_len (lessons 6-10 read
+    them): {(pos, seed): model} for each position encoding of ``positions`` and each seed of P."""
+    trained = pretrained_many({(pos, seed): (nope_rope_transformer(P, corpus.tokenizer.vocab_size, pos),
+                                             nope_rope_recipe(P, seed))
+                               for pos in positions for seed in P.seeds}, corpus=corpus, progress=progress)
+    return {key: model for key, (model, _) in trained.items()}
+
+
+def retrieval_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
+    """Lesson 9's models: nope_rope_models after retrieval_recipe (lessons 9-10 read them):
+    {(pos, seed): model}."""
+    text_models = nope_rope_models(P, corpus, positions=positions, progress=progress)
+    trained = pretrained_many({(pos, seed): (nope_rope_transformer(P, corpus.tokenizer.vocab_size, pos),
+                                             retrieval_recipe(P, seed), base)
+                               for (pos, seed), base in text_models.items()}, corpus=corpus, progress=progress)
+    return {key: model for key, (model, _) in trained.items()}
+
+
+# Lessons 9 and 10 share the retrieval-trained NoPE model's temperature search and its head
+# scaling: the same calls give the same numbers in both.
+
+RETRIEVAL_LAMBDAS = (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4)
+RETRIEVAL_SEARCH = dict(depths=[0.0, 0.5, 1.0], trials=50, seed=2024)   # not the prompts the lessons report
+
+
+def best_uniform_for_retrieval(model, corpus: Corpus, length: int) -> float:
+    """The uniform lambda of RETRIEVAL_LAMBDAS with the best exact match at ``length`` on the
+    search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones); the
+    smallest lambda on a tie."""
+    scores = {}
+    for lam in RETRIEVAL_LAMBDAS:
+        with temperature(model, lam):
+            scores[lam] = retrieval_accuracy(model, corpus, [length], RETRIEVAL_SEARCH["depths"],
+                                             trials=RETRIEVAL_SEARCH["trials"], seed=RETRIEVAL_SEARCH["seed"]).mean().item()
+    return max(scores, key=scores.get)
+
+
+def retrieval_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float, clamp: bool = True,
+                          steps: int = 200) -> LM:
+    """Lessons 9-10: a fresh copy of the retrieval-trained NoPE model (lesson 6's, then
+    retrieval_recipe) whose per-head temperatures alone train at 4L on its own mixture, as in
+    the paper's code: batch 8, learning rate 0.05, from ``start``, clamped at 1 if ``clamp``."""
+    config = nope_rope_transformer(P, corpus.tokenizer.vocab_size, "nope")
+    text_model = pretrained(config, nope_rope_recipe(P, seed), corpus=corpus, progress=False)[0]
+    model = pretrained(config, retrieval_recipe(P, seed), corpus=corpus, init=text_model, progress=False)[0]
+    train_head_scales(model, corpus, length=4 * P.nope_rope_len, start=start, clamp=clamp, steps=steps,
+                      batch_size=8, retrieval=0.75, seed=100 + seed, progress=False)
+    return model
