@@ -223,6 +223,25 @@ def check_entropy_invariant_attention(student) -> None:
               lambda q, k, v, L, causal: attend(q, k, v, logn_base=L, causal=causal), cases)
 
 
+def _simplex_self_weight_by_softmax(n: int, rho: float, beta: float) -> torch.Tensor:
+    """A_00 of softmax(beta Y Y^T) for an explicitly built regular simplex: the n unit vectors
+    y_i = sqrt(1 - rho) e_i + sqrt(rho) u (u orthogonal to every e_i), whose pairwise inner product is rho.
+    No closed form here, so the check compares the student's algebra with what attention computes."""
+    tokens = torch.cat([math.sqrt(1 - rho) * torch.eye(n, dtype=torch.float64),
+                        torch.full((n, 1), math.sqrt(rho), dtype=torch.float64)], 1)
+    return torch.softmax(beta * tokens @ tokens[0], -1)[0]
+
+
+def check_simplex_self_weight(student) -> None:
+    """student(n, rho, beta) -> the weight a token keeps on itself when n unit tokens with pairwise inner
+    product rho attend to each other (itself included) with scores beta <y_i, y_j>:
+    A_ii = 1 / (1 + (n - 1) exp(-beta (1 - rho)))."""
+    cases = [(f"n={n}, rho={rho}, beta={beta:g}", dict(n=n, rho=rho, beta=beta))
+             for n, rho, beta in [(2, 0.0, 1.0), (5, 0.5, 2.0), (64, 0.5, 2 * math.log(64)), (64, 0.25, 3.0),
+                                  (300, 0.9, 20.0), (1000, 0.5, 0.0), (16, 0.0, 30.0)]]
+    run_cases("simplex self-weight", student, _simplex_self_weight_by_softmax, cases)
+
+
 def check_position_probe(student) -> None:
     """student(hidden, n_train) -> R^2 on sequences n_train.. of a least-squares probe (with a bias)
     fitted on sequences ..n_train, from hidden (N, T, d) to the position 0..T-1."""

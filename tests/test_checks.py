@@ -174,6 +174,11 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
         "factor log T on every row": lambda q, k, v, L, causal: F.scaled_dot_product_attention(
             q * math.log(q.shape[-2]) / math.log(L), k, v, is_causal=causal),
     }),
+    "check_simplex_self_weight": ("simplex_self_weight", {
+        "n rivals instead of n - 1": lambda n, rho, beta: 1 / (1 + n * math.exp(-beta * (1 - rho))),
+        "the gap (1 - rho) left out": lambda n, rho, beta: 1 / (1 + (n - 1) * math.exp(-beta)),
+        "its own score taken as rho too (uniform)": lambda n, rho, beta: 1 / n,
+    }),
     "check_position_probe": ("position_probe_r2", {
         "R² on the training sequences": lambda hidden, n_train: S["position_probe_r2"](torch.cat([hidden[:n_train]] * 2), n_train),
         "no bias column": probe_without_bias,
