@@ -10,8 +10,13 @@ came back) and nothing else: no traceback into this file, no reference code.
 from __future__ import annotations
 
 import math
+import sysconfig
+import traceback
+from pathlib import Path
 
 import torch
+
+import minilm
 
 from .data import batches, default_corpus
 from .measure import (
@@ -62,13 +67,30 @@ def _as_tensor(task: str, number: int, description: str, got) -> torch.Tensor:
                     "return a tensor or a number")
 
 
+# Code that is not the student's: minilm, and every installed package and the standard library.
+LIBRARY_FOLDERS = tuple(dict.fromkeys(
+    [str(Path(minilm.__file__).resolve().parent)]
+    + [str(Path(sysconfig.get_paths()[name]).resolve()) for name in ("purelib", "platlib", "stdlib")]))
+
+
+def _students_line(error: BaseException) -> str:
+    """Where the student's own code raised: the innermost frame outside minilm, the installed
+    packages and the standard library (a notebook cell), as "line N: <source>"; "" when every
+    frame is library code."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if not str(Path(frame.filename).resolve()).startswith(LIBRARY_FOLDERS):
+            source = f": {frame.line.strip()}" if frame.line else ""
+            return f"\n  in your code, line {frame.lineno}{source}"
+    return ""
+
+
 def _call(task: str, student, number: int, description: str, kwargs: dict):
     try:
         return student(**kwargs)
     except NotImplementedError:
         _fail(task, "your function still raises NotImplementedError: replace the stub with your code.")
-    except Exception as error:  # a student's bug: say which input triggered it
-        _fail(task, f"case {number} ({description}) raised {type(error).__name__}: {error}")
+    except Exception as error:  # a student's bug: say which input triggered it, and which line of theirs
+        _fail(task, f"case {number} ({description}) raised {type(error).__name__}: {error}{_students_line(error)}")
 
 
 def run_cases(task: str, student, reference, cases, *, atol: float = 1e-5, rtol: float = 1e-4) -> None:
@@ -81,9 +103,15 @@ def run_cases(task: str, student, reference, cases, *, atol: float = 1e-5, rtol:
         if not torch.allclose(got.double(), expected.double(), atol=atol, rtol=rtol, equal_nan=True):
             where = (got.double() - expected.double()).abs().nan_to_num(math.inf).argmax()
             index = tuple(int(i) for i in torch.unravel_index(where, expected.shape))
-            _fail(task, f"case {number} ({description}): at index {index} expected "
-                        f"{float(expected[index]):.5f}, got {float(got[index]):.5f}")
+            at = f" at index {index}" if index else ""   # a scalar has no index to name
+            _fail(task, f"case {number} ({description}){at}: expected {_shown(expected[index])}, "
+                        f"got {_shown(got[index])}")
     print(f"\u2713 {task}: all {len(cases)} cases match minilm.")
+
+
+def _shown(value: torch.Tensor) -> str:
+    """One element as the student would write it: True/False for a boolean, else 5 decimals."""
+    return str(bool(value)) if value.dtype == torch.bool else f"{float(value):.5f}"
 
 
 def _qkv(B, H, T, d, e, seed, *, nonpositive=False):

@@ -278,3 +278,31 @@ def test_the_gau_count_fails_first_on_a_case_with_d_not_equal_to_s():
 
     with pytest.raises(C.CheckFailed, match=r"case 1 \(d=32, s=16"):
         C.check_gau_parameter_count(width_d)
+
+
+def test_a_crash_in_the_students_code_shows_the_students_line():
+    # compiled under a file name that is no library's, its source registered with linecache, as
+    # IPython does for a notebook cell
+    import linecache
+
+    cell = "def relu2_attention(q, k, v, n, causal):\n    scores = q @ k  # forgot the transpose\n    return scores @ v\n"
+    linecache.cache["<notebook cell>"] = (len(cell), None, cell.splitlines(True), "<notebook cell>")
+    namespace = {}
+    exec(compile(cell, "<notebook cell>", "exec"), namespace)
+    with pytest.raises(C.CheckFailed) as failure:
+        C.check_relu2_attention(namespace["relu2_attention"])
+    message = str(failure.value)
+    assert "raised RuntimeError" in message
+    assert "in your code, line 2: scores = q @ k  # forgot the transpose" in message
+    assert "Traceback" not in message and "minilm" not in message.split("in your code")[1]
+
+
+def test_a_boolean_result_is_reported_as_true_or_false():
+    with pytest.raises(C.CheckFailed, match=r"expected (True|False), got (True|False)$"):
+        C.check_exact_match(CHECKERS["check_exact_match"][1]["the last digit only"])
+
+
+def test_a_scalar_result_names_no_index():
+    with pytest.raises(C.CheckFailed) as failure:
+        C.check_growth_exponent(lambda ns, values: 0.123)
+    assert "index" not in str(failure.value) and "expected" in str(failure.value)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from notebooks import (  # tools/ is on the path (conftest.py)
-    EXERCISE_SOURCES, all_sources, build, notebook_path, out_of_sync, read_source, student_path,
+    EXERCISE_SOURCES, all_sources, build, kernelspec, notebook_path, out_of_sync, read_source, student_path,
 )
 
 SOURCES = all_sources()  # lessons and exercise solutions
@@ -29,6 +29,15 @@ def test_notebook_is_stored_with_a_clean_run_in_order(source):
         for output in cell["outputs"]:
             assert output["output_type"] != "error", cell["source"]
             assert not MACHINE_PATH.search(json.dumps(output)), "an output shows a machine path"
+
+
+STORED = [notebook_path(source) for source in SOURCES] + [student_path(source) for source in EXERCISES]
+
+
+@pytest.mark.parametrize("stored", STORED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_notebook_names_its_kernel_as_jupyterlab_writes_it(stored):
+    # else JupyterLab rewrites it on open, and an untouched lesson asks to be saved when closed
+    assert json.loads(stored.read_text())["metadata"]["kernelspec"] == kernelspec()
 
 
 SAMPLE = '''# %% [markdown]
@@ -88,7 +97,7 @@ def test_messages_name_the_full_path_where_a_lesson_and_an_exercise_share_a_name
     lesson, exercise = notebooks.SOURCES / "01_gau.py", notebooks.EXERCISE_SOURCES / "01_gau.py"
     monkeypatch.setattr(notebooks, "cells_of", lambda notebook: [id(notebook)])  # every pair differs
     assert out_of_sync(lesson).startswith("lessons/01_gau.ipynb differs from lessons/src/01_gau.py")
-    assert out_of_sync(exercise).startswith("exercises/solutions/01_gau.ipynb differs from exercises/src/01_gau.py")
+    assert out_of_sync(exercise).startswith("solutions/01_gau.ipynb differs from solutions/src/01_gau.py")
 
 
 def test_a_prose_edit_is_copied_without_running_and_a_code_edit_is_refused(tmp_path):

@@ -2,7 +2,7 @@
 built into notebooks:
 
     lessons/src/NN.py    -> lessons/NN.ipynb                 (executed, with outputs)
-    exercises/src/NN.py  -> exercises/solutions/NN.ipynb     (executed: the instructor version)
+    solutions/src/NN.py  -> solutions/NN.ipynb               (executed: the instructor version)
                          -> exercises/NN.ipynb               (the student version: every
                             "### BEGIN SOLUTION ... ### END SOLUTION" block replaced by
                             "# YOUR CODE HERE / raise NotImplementedError()", no outputs)
@@ -32,7 +32,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "lessons" / "src"
-EXERCISE_SOURCES = ROOT / "exercises" / "src"
+EXERCISE_SOURCES = ROOT / "solutions" / "src"  # out of exercises/, which holds the student's notebooks only
 SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.S | re.M)
 
 
@@ -43,7 +43,7 @@ def is_exercise(source: Path) -> bool:
 def notebook_path(source: Path) -> Path:
     """Where the executed notebook of a source lives (for an exercise: its solution notebook)."""
     if is_exercise(source):
-        return ROOT / "exercises" / "solutions" / f"{source.stem}.ipynb"
+        return ROOT / "solutions" / f"{source.stem}.ipynb"
     return source.parent.parent / f"{source.stem}.ipynb"
 
 
@@ -133,12 +133,22 @@ def tidy_outputs(notebook) -> None:
         cell.outputs = [o for o in merged if o.output_type != "stream" or o.text.strip()]
 
 
+def kernelspec() -> dict:
+    """The kernel a notebook names, exactly as JupyterLab writes it when it saves one (display
+    name "Python 3 (ipykernel)" from ipykernel's own spec): a stored notebook that says anything
+    else is rewritten on open, and closing an untouched lesson would ask to save it."""
+    from jupyter_client.kernelspec import get_kernel_spec
+
+    spec = get_kernel_spec("python3")
+    return {"name": "python3", "display_name": spec.display_name, "language": spec.language}
+
+
 def build(source: Path) -> float:
     """Convert, execute top to bottom in the notebook's folder, save with outputs. Returns seconds."""
     from nbclient import NotebookClient
 
     notebook = read_source(source)
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["kernelspec"] = kernelspec()
     notebook.metadata.pop("jupytext", None)
     target = notebook_path(source)
     os.environ["MINILM_PROFILE"] = "cpu"
