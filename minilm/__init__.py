@@ -17,14 +17,14 @@ from .bench import step_time
 from .cache import pretrained, pretrained_many
 from .data import Corpus, batches, default_corpus
 from .experiments import (
-    best_uniform_for_retrieval, causal_gau, causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe,
-    nope_rope_models, nope_rope_recipe, nope_rope_transformer, retrieval_head_scaled, retrieval_models,
-    retrieval_recipe,
+    best_uniform_for_retrieval, causal_gau, causal_recipe, causal_transformer, controlled_head_scaled,
+    controlled_models, controlled_recipe, controlled_transformer, masked_lm_gau, masked_lm_recipe, nope_rope_models,
+    nope_rope_recipe, nope_rope_transformer, retrieval_head_scaled, retrieval_models, retrieval_recipe,
 )
 from .measure import (
     attention_entropy, bootstrap_interval, bucket_means, entropy, eval_batches, evaluate, extension_ratio,
     growth_exponent, log_normalisers, loss_by_length, loss_by_position, needle_attention, ngram_baselines,
-    position_probe_r2, prefix_gap, retrieval_accuracy,
+    position_probe_r2, prefix_gap, retrieval_accuracy, seed_interval,
 )
 from .model import LM, Config, RopeScaling, apply_rope, attend, logn_factor, rope_angles, yarn_logit_scale
 from .profiles import profile

@@ -23,6 +23,11 @@ IGNORE_INDEX = -100    # targets that carry no loss (cross_entropy's default ign
 # 3-digit key, the question a single "?", and the model must answer with the key: eight characters
 # of structure, so a prompt of 32 characters still holds 25 of filler.
 RETRIEVAL_MARK, RETRIEVAL_QUESTION, RETRIEVAL_DIGITS = "@", "?", 3
+# The filler of a retrieval window: a window of the text, or characters drawn uniformly and
+# independently from RANDOM_FILLER, which holds neither the marker, the question nor a digit:
+# then the filler carries nothing a model could read, and the needle is the only structure.
+FILLERS = ("text", "random")
+RANDOM_FILLER = "abcdefghijklmnopqrstuvwxyz"
 
 
 class CharTokenizer:
@@ -135,19 +140,23 @@ def mlm_batch(ids, batch_size: int, length: int, mask_id: int, vocab_size: int, 
     return x, y
 
 
-def retrieval_batch(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None):
+def retrieval_batch(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None, *,
+                    filler: str = "text"):
     """Needle-in-a-haystack windows: inputs x (B, T) and targets y, IGNORE_INDEX except the answer.
     The windows of retrieval_rows, without the needles' positions."""
-    x, y, _ = retrieval_rows(corpus, ids, batch_size, length, generator, depth)
+    x, y, _ = retrieval_rows(corpus, ids, batch_size, length, generator, depth, filler=filler)
     return x, y
 
 
-def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None):
+def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=None, depth=None, *,
+                   filler: str = "text"):
     """Needle-in-a-haystack windows: (x (B, T), y (B, T), needle (B,)), y IGNORE_INDEX except the
     answer, needle the position of each row's marker.
 
-    Each row is T + 1 characters, ``filler[:cut] + "@" + key + filler[cut:] + "?" + key``: a
-    random window of ``ids`` as filler, a random RETRIEVAL_DIGITS-digit key (no leading 0), the needle at
+    Each row is T + 1 characters, ``filler[:cut] + "@" + key + filler[cut:] + "?" + key``: the
+    filler a random window of the text ``ids`` (``filler='text'``) or characters drawn uniformly
+    from RANDOM_FILLER (``filler='random'``, with ids=None: no text is read), a random
+    RETRIEVAL_DIGITS-digit key (no leading 0), the needle at
     ``depth`` (a fraction of the filler before it; None draws one per row, uniform in [0, 1]).
     x is the row without its last character and y the row shifted by one, so the targets are
     the key's digits after the "?": y[:, -RETRIEVAL_DIGITS:]. Greedy decoding returns the key
@@ -157,6 +166,11 @@ def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=
     positive_int("batch_size", batch_size)
     if depth is not None:
         finite_number("depth", depth, at_least=0, at_most=1)
+    one_of("filler", filler, FILLERS)
+    if (ids is None) != (filler == "random"):
+        raise ValueError("ids is the text the filler is cut from: pass the ids of a split with filler='text', "
+                         f"and ids=None with filler='random'; got filler={filler!r} and ids "
+                         f"{'None' if ids is None else 'of ' + str(len(ids)) + ' tokens'}")
     structure = 2 * RETRIEVAL_DIGITS + len(RETRIEVAL_MARK) + len(RETRIEVAL_QUESTION)
     filler_len = length + 1 - structure
     if filler_len < 0:
@@ -165,7 +179,11 @@ def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=
     tok = corpus.tokenizer
     mark, question = tok.encode(RETRIEVAL_MARK), tok.encode(RETRIEVAL_QUESTION)
     digit_ids = tok.encode("0123456789")
-    filler = _windows(ids, batch_size, filler_len, generator)
+    if filler == "text":
+        filler = _windows(ids, batch_size, filler_len, generator)
+    else:
+        alphabet = tok.encode(RANDOM_FILLER)
+        filler = alphabet[torch.randint(0, len(alphabet), (batch_size, filler_len), generator=generator)]
     first = torch.randint(1, 10, (batch_size, 1), generator=generator)  # no leading zero: always RETRIEVAL_DIGITS digits
     rest = torch.randint(0, 10, (batch_size, RETRIEVAL_DIGITS - 1), generator=generator)
     keys = digit_ids[torch.cat([first, rest], dim=1)]
@@ -180,17 +198,23 @@ def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=
 
 
 def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=None,
-            split="train", seed=0, retrieval: float = 0.0):
+            split="train", seed=0, retrieval: float = 0.0, filler: str = "text"):
     """An endless, seeded stream of (x, y) batches.
 
     task: 'causal' (next token) or 'mlm' (masked LM). Give ``length`` for one length,
     or ``lengths`` (a list) for mixed-length training: each batch draws one of them.
     ``retrieval`` (causal only): the probability that a batch is a retrieval batch
     (see retrieval_batch, loss on the answer only) instead of text; 0 leaves the stream
-    exactly as without it. The arguments are checked here, at the call, not at the first next().
+    exactly as without it. ``filler``: what fills a retrieval window, 'text' (a window of the
+    split) or 'random' (letters drawn uniformly; see retrieval_rows). The arguments are checked
+    here, at the call, not at the first next().
     """
     one_of("task", task, TASKS)
     finite_number("retrieval", retrieval, at_least=0, at_most=1)
+    one_of("filler", filler, FILLERS)
+    if filler != "text" and not retrieval:
+        raise ValueError(f"filler={filler!r} fills retrieval windows, and retrieval=0 draws none; "
+                         "set retrieval > 0 or leave filler='text'")
     if retrieval and task != "causal":
         raise ValueError(f"retrieval batches are causal (the answer comes last); got task={task!r} "
                          f"with retrieval={retrieval!r}")
@@ -208,19 +232,20 @@ def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=
     if window > len(ids):
         raise ValueError(f"length {max(choices)} is too long for the {split} split of corpus {corpus.name!r} "
                          f"({len(ids)} tokens)")
-    if retrieval:
-        retrieval_batch(corpus, ids, 1, min(choices))  # a length too short for the needle fails here
-    return _stream(corpus, ids, task, batch_size, choices, seed, retrieval)
+    filler_ids = ids if filler == "text" else None
+    if retrieval:  # a length too short for the needle fails here
+        retrieval_batch(corpus, filler_ids, 1, min(choices), filler=filler)
+    return _stream(corpus, ids, task, batch_size, choices, seed, retrieval, filler)
 
 
-def _stream(corpus, ids, task, batch_size, choices, seed, retrieval):
+def _stream(corpus, ids, task, batch_size, choices, seed, retrieval, filler):
     generator = torch.Generator().manual_seed(seed)
     pick = random.Random(seed)
     tok = corpus.tokenizer
     while True:
         T = pick.choice(choices)
         if retrieval and pick.random() < retrieval:  # never drawn when retrieval is 0: the text stream stays as it was
-            yield retrieval_batch(corpus, ids, batch_size, T, generator)
+            yield retrieval_batch(corpus, ids if filler == "text" else None, batch_size, T, generator, filler=filler)
         elif task == "causal":
             yield causal_batch(ids, batch_size, T, generator)
         else:

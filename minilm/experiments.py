@@ -4,7 +4,8 @@ lesson finds an earlier lesson's models in the cache instead of training them ag
 lessons that run the same experiment print the same numbers.
 
 One call per shared set of models: ``nope_rope_models`` (lesson 6's text-trained Transformers,
-read again by lessons 7-10) and ``retrieval_models`` (lesson 9's, read again by lesson 10).
+read again by lessons 7-10), ``retrieval_models`` (lesson 9's, read again by lesson 10) and
+``controlled_models`` (lesson 11's, read again by lesson 12).
 """
 
 from __future__ import annotations
@@ -87,6 +88,40 @@ def retrieval_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progres
     return {key: model for key, (model, _) in trained.items()}
 
 
+def controlled_transformer(P: Profile, vocab_size: int, pos: str) -> Config:
+    """Lessons 11-12: the causal Transformer of the controlled retrieval task (pos='nope' or 'rope')."""
+    return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.controlled_d_model,
+                  n_layer=P.controlled_layers, pos=pos)
+
+
+def controlled_recipe(P: Profile, seed: int) -> Recipe:
+    """Lessons 11-12: retrieval windows only, filled with random letters (data.RANDOM_FILLER), at
+    P.controlled_len: the needle is the only structure a prompt has, the answer the only loss."""
+    return Recipe(length=P.controlled_len, steps=P.controlled_steps, batch_size=P.batch_size, lr=3e-3, warmup=50,
+                  seed=seed, retrieval=1.0, filler="random")
+
+
+def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
+    """Lesson 11's models, trained from scratch on controlled_recipe (lesson 12 reads them again):
+    {(pos, seed): model} for each seed of P.controlled_seeds."""
+    trained = pretrained_many({(pos, seed): (controlled_transformer(P, corpus.tokenizer.vocab_size, pos),
+                                             controlled_recipe(P, seed))
+                               for pos in positions for seed in P.controlled_seeds}, corpus=corpus, progress=progress)
+    return {key: model for key, (model, _) in trained.items()}
+
+
+def controlled_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float, clamp: bool = True,
+                           steps: int = 200) -> LM:
+    """Lessons 11-12: a fresh copy of lesson 11's NoPE model whose per-head temperatures alone train
+    at 4L on its own task, as in the paper's code: batch 8, learning rate 0.05, from ``start``,
+    clamped at 1 if ``clamp``."""
+    config = controlled_transformer(P, corpus.tokenizer.vocab_size, "nope")
+    model = pretrained(config, controlled_recipe(P, seed), corpus=corpus, progress=False)[0]
+    train_head_scales(model, corpus, length=4 * P.controlled_len, start=start, clamp=clamp, steps=steps,
+                      batch_size=8, retrieval=1.0, filler="random", seed=100 + seed, progress=False)
+    return model
+
+
 # Lessons 9 and 10 share the retrieval-trained NoPE model's temperature search and its head
 # scaling: the same calls give the same numbers in both.
 
@@ -94,15 +129,16 @@ RETRIEVAL_LAMBDAS = (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4)
 RETRIEVAL_SEARCH = dict(depths=[0.0, 0.5, 1.0], trials=50, seed=2024)   # not the prompts the lessons report
 
 
-def best_uniform_for_retrieval(model, corpus: Corpus, length: int) -> float:
+def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: str = "text") -> float:
     """The uniform lambda of RETRIEVAL_LAMBDAS with the best exact match at ``length`` on the
-    search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones); the
-    smallest lambda on a tie."""
+    search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones; their
+    filler of ``filler``); the smallest lambda on a tie."""
     scores = {}
     for lam in RETRIEVAL_LAMBDAS:
         with temperature(model, lam):
             scores[lam] = retrieval_accuracy(model, corpus, [length], RETRIEVAL_SEARCH["depths"],
-                                             trials=RETRIEVAL_SEARCH["trials"], seed=RETRIEVAL_SEARCH["seed"]).mean().item()
+                                             trials=RETRIEVAL_SEARCH["trials"], seed=RETRIEVAL_SEARCH["seed"],
+                                             filler=filler).mean().item()
     return max(scores, key=scores.get)
 
 

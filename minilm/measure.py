@@ -8,14 +8,17 @@ Keyword overrides (``n=...``, ``logn_base=...``) are passed to ``model(idx, ...)
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
 from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_rows
 from .model import log_row_sums
-from .validation import finite_number, positive_int, positive_ints
+from .validation import finite_number, one_of, positive_int, positive_ints
 
 EVAL_SEED = 1234
+SEARCH_SEED = 4321  # the batches a setting (a temperature) is chosen on: never the ones it is scored on
 
 
 def eval_batches(corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
@@ -28,8 +31,9 @@ def eval_batches(corpus: Corpus, *, task: str, length: int, batch_size: int = 16
 
 @torch.no_grad()
 def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: int = 16,
-                 n_batches: int = 4, **overrides):
-    """Per-token cross-entropy (nats) and correctness on validation batches: two (N, T) tensors.
+                 n_batches: int = 4, seed: int = EVAL_SEED, **overrides):
+    """Per-token cross-entropy (nats) and correctness on validation batches (eval_batches of
+    ``seed``): two (N, T) tensors.
 
     For 'mlm', positions that are not targets hold NaN (loss) and False (correct).
     """
@@ -37,7 +41,7 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
     model.eval()
     losses, correct = [], []
     for x, y in eval_batches(corpus, task=task, length=length, batch_size=batch_size,
-                             n_batches=n_batches, device=model.device):
+                             n_batches=n_batches, seed=seed, device=model.device):
         logits = model(x, **overrides)
         loss = F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE_INDEX, reduction="none")
         counted = y != IGNORE_INDEX
@@ -47,10 +51,10 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
 
 
 def evaluate(model, corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
-             **overrides) -> dict:
+             seed: int = EVAL_SEED, **overrides) -> dict:
     """Mean validation loss (nats) and accuracy over the targets, at one length."""
     loss, correct = token_losses(model, corpus, task=task, length=length, batch_size=batch_size,
-                                 n_batches=n_batches, **overrides)
+                                 n_batches=n_batches, seed=seed, **overrides)
     counted = ~loss.isnan()
     if not counted.any():  # a mean over no targets: 0 / 0
         raise ValueError(f"no {task} targets to evaluate in {n_batches} batches of {batch_size} x {length} "
@@ -60,20 +64,20 @@ def evaluate(model, corpus: Corpus, *, task: str, length: int, batch_size: int =
 
 
 def loss_by_length(model, corpus: Corpus, lengths, *, task: str = "causal", tokens: int = 16384,
-                   **overrides) -> dict:
-    """{length: mean validation loss}, each length seeing about ``tokens`` tokens."""
+                   seed: int = EVAL_SEED, **overrides) -> dict:
+    """{length: mean validation loss}, each length seeing about ``tokens`` tokens (the batches of ``seed``)."""
     positive_ints("lengths", list(lengths) if isinstance(lengths, range) else lengths)
     positive_int("tokens", tokens)
     return {L: evaluate(model, corpus, task=task, length=L, batch_size=max(1, tokens // L // 4),
-                        n_batches=4, **overrides)["loss"]
+                        n_batches=4, seed=seed, **overrides)["loss"]
             for L in lengths}
 
 
 def loss_by_position(model, corpus: Corpus, length: int, *, batch_size: int = 8, n_batches: int = 4,
-                     **overrides) -> torch.Tensor:
+                     seed: int = EVAL_SEED, **overrides) -> torch.Tensor:
     """Mean causal-LM loss at each position 0..length-1, shape (length,)."""
     loss, _ = token_losses(model, corpus, task="causal", length=length, batch_size=batch_size,
-                           n_batches=n_batches, **overrides)
+                           n_batches=n_batches, seed=seed, **overrides)
     return loss.mean(dim=0)
 
 
@@ -181,11 +185,14 @@ def growth_exponent(ns, values) -> float:
     return float((x * y).sum() / (x * x).sum())
 
 
-def retrieval_prompts(corpus: Corpus, length: int, depth: float, *, trials: int, seed: int = EVAL_SEED):
-    """``trials`` retrieval windows (data.retrieval_rows) of ``length`` at ``depth``, filler from
-    the validation split: (x, y, needle), needle (trials,) the position of the "@" in each row.
-    The same seed gives the same prompts, so every model and setting sees the same trials."""
-    return retrieval_rows(corpus, corpus.val, trials, length, torch.Generator().manual_seed(seed), depth=depth)
+def retrieval_prompts(corpus: Corpus, length: int, depth: float, *, trials: int, seed: int = EVAL_SEED,
+                      filler: str = "text"):
+    """``trials`` retrieval windows (data.retrieval_rows) of ``length`` at ``depth``, the filler
+    from the validation split (or random letters, filler='random'): (x, y, needle), needle (trials,)
+    the position of the "@" in each row. The same seed gives the same prompts, so every model and
+    setting sees the same trials."""
+    return retrieval_rows(corpus, corpus.val if filler == "text" else None, trials, length,
+                          torch.Generator().manual_seed(seed), depth=depth, filler=filler)
 
 
 def exact_match(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -207,7 +214,7 @@ def needle_mass(rows: torch.Tensor, needle: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def retrieval_accuracy(model, corpus: Corpus, lengths, depths, *, trials: int = 100, seed: int = EVAL_SEED,
-                       **overrides) -> torch.Tensor:
+                       filler: str = "text", **overrides) -> torch.Tensor:
     """Exact-match retrieval, shape (len(lengths), len(depths)): the fraction of ``trials``
     prompts per cell whose key greedy decoding returns exactly.
 
@@ -221,36 +228,83 @@ def retrieval_accuracy(model, corpus: Corpus, lengths, depths, *, trials: int = 
     result = torch.zeros(len(lengths), len(depths))
     for a, length in enumerate(lengths):
         for b, depth in enumerate(depths):
-            x, y, _ = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + 7919 * a + 104729 * b)
+            x, y, _ = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + 7919 * a + 104729 * b,
+                                        filler=filler)
             result[a, b] = exact_match(model(x.to(model.device), **overrides), y).float().mean().cpu()
     return result
 
 
+ATTENTION_ROWS = ("question", "answer")
+
+
 @torch.no_grad()
 def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0.5, 0.75, 1.0), trials: int = 32,
-                     seed: int = EVAL_SEED, **overrides) -> dict:
-    """Where the question looks: the attention row of the "?" (the query that predicts the key's
-    first digit), per layer and head, averaged over ``trials`` prompts at each depth.
+                     seed: int = EVAL_SEED, rows: str = "question", filler: str = "text", **overrides) -> dict:
+    """Where the answer looks: attention rows of the queries that must find the needle, per layer
+    and head, averaged over ``trials`` prompts at each depth.
+
+    rows='question': the row of the "?", the query that predicts the key's first digit;
+    rows='answer': the D rows that predict the key's D digits (the "?" and the answer's first
+    D - 1 digits, D = RETRIEVAL_DIGITS), averaged.
 
     Returns {"mass": (n_layer, H), "entropy": (n_layer, H), "keys": int}:
-    mass = sum of the row's weights on the needle ("@" and the key's digits);
-    entropy = -sum_j a_j ln a_j of the row; keys = how many positions the row sees.
-    Uniform attention would put (D + 1) / keys on the needle, with entropy ln(keys)."""
+    mass = sum of a row's weights on the needle ("@" and the key's digits);
+    entropy = -sum_j a_j ln a_j of the row (nats); keys = how many positions the question's row
+    sees. Uniform attention would put (D + 1) / keys on the needle, with entropy ln(keys)."""
     positive_int("length", length)
     positive_int("trials", trials)
+    one_of("rows", rows, ATTENTION_ROWS)
     if not isinstance(depths, (list, tuple)) or not depths:
         raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
     model.eval()
+    queries = slice(length - RETRIEVAL_DIGITS, length - RETRIEVAL_DIGITS + 1 if rows == "question" else length)
     masses, entropies = [], []
     for k, depth in enumerate(depths):
-        x, _, needle = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + k)
+        x, _, needle = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + k, filler=filler)
         _, weights = model(x.to(model.device), return_weights=True, **overrides)
-        query = length - RETRIEVAL_DIGITS
-        rows = torch.stack([w[:, :, query].cpu() for w in weights], dim=1)  # (B, n_layer, H, T)
-        masses.append(needle_mass(rows, needle).mean(0))
-        entropies.append(entropy(rows).mean(0))
+        attention = torch.stack([w[:, :, queries].cpu() for w in weights], dim=1)  # (B, n_layer, H, rows, T)
+        masses.append(needle_mass(attention, needle).mean((0, 3)))
+        entropies.append(entropy(attention).mean((0, 3)))
     return {"mass": torch.stack(masses).mean(0), "entropy": torch.stack(entropies).mean(0),
             "keys": length - RETRIEVAL_DIGITS + 1}
+
+
+def seed_interval(values, *, level: float = 0.9) -> tuple:
+    """(mean, low, high): the mean of one number per seed and its t interval,
+    mean -+ t_{(1 + level)/2, n - 1} * sd / sqrt(n), sd the sample standard deviation over the
+    n seeds. It says where the mean over *other* seeds would fall; with few seeds it is wide
+    (t_{0.95, 4} = 2.13), which is the point."""
+    values = torch.as_tensor(values, dtype=torch.float64).flatten()
+    if len(values) < 2 or not values.isfinite().all():
+        raise ValueError(f"seed_interval needs two or more finite values, one per seed; got {values.tolist()}")
+    finite_number("level", level, above=0, why="a probability below 1")
+    if level >= 1:
+        raise ValueError(f"level must be below 1 (a 100% interval is infinite); got {level!r}")
+    n = len(values)
+    mean = values.mean().item()
+    half = _t_quantile((1 + level) / 2, n - 1) * values.std().item() / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def _t_quantile(p: float, df: int) -> float:
+    """The p-quantile (p > 1/2) of Student's t with df degrees of freedom: bisection on its CDF,
+    F(x) = 1/2 + integral_0^x f(t) dt, f(t) = c (1 + t^2/df)^(-(df+1)/2), by Simpson's rule."""
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def cdf(x: float) -> float:
+        t = torch.linspace(0, x, 4001, dtype=torch.float64)
+        f = torch.exp(log_c - (df + 1) / 2 * torch.log1p(t * t / df))
+        weights = torch.ones_like(t)
+        weights[1:-1:2], weights[2:-1:2] = 4, 2
+        return 0.5 + (x / 4000 / 3) * (weights * f).sum().item()
+
+    low, high = 0.0, 1.0
+    while cdf(high) < p:
+        high *= 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cdf(mid) < p else (low, mid)
+    return (low + high) / 2
 
 
 def bootstrap_interval(rows: torch.Tensor, statistic, *, resamples: int = 1000, level: float = 0.9,

@@ -44,6 +44,15 @@ def logn_factor(T: int, base: float, causal: bool, device=None) -> torch.Tensor:
     return keys_seen(T, causal, device).log() / math.log(base)
 
 
+def position_temperature(T: int, slope: float, L: int, causal: bool, device=None) -> torch.Tensor:
+    """The per-position rule of Wang et al.'s code: row i's logits are multiplied by
+    lambda_i = 1 + a ln(n_i / L) where n_i > L, and by 1 within the training length L (a = slope).
+    Shape (T,)."""
+    finite_number("position_scale slope a", slope, at_least=0)
+    positive_int("position_scale L", L)
+    return 1 + slope * (keys_seen(T, causal, device) / L).log().clamp(min=0)
+
+
 def check_attention_setting(norm, n, logn_base):
     """Raise ValueError unless (norm, n, logn_base) is a valid attention setting."""
     one_of("attention norm", norm, NORMS)
@@ -62,7 +71,7 @@ def check_attention_setting(norm, n, logn_base):
         finite_number("logn_base", logn_base, above=1, why="the training length L")
 
 
-def _check_attend_args(q, k, v, norm, n, scale, logn_base):
+def _check_attend_args(q, k, v, norm, n, scale, logn_base, row_scale):
     check_attention_setting(norm, n, logn_base)
     if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
         raise ValueError(
@@ -73,10 +82,14 @@ def _check_attend_args(q, k, v, norm, n, scale, logn_base):
         raise ValueError(
             f"a tensor scale holds one temperature per head, shape ({q.shape[1]},); got {tuple(scale.shape)}"
         )
+    if row_scale is not None and (not torch.is_tensor(row_scale) or row_scale.shape != (q.shape[2],)):
+        got = tuple(row_scale.shape) if torch.is_tensor(row_scale) else type(row_scale).__name__
+        raise ValueError(f"row_scale holds one multiplier per query row, a tensor of shape ({q.shape[2]},); got {got}")
 
 
-def _logit_multiplier(q, scale, logn_base, causal):
-    """Everything that multiplies q k^T row-wise: the temperature (per head) and the log-n factor.
+def _logit_multiplier(q, scale, logn_base, causal, row_scale=None):
+    """Everything that multiplies q k^T row-wise: the temperature (per head), the log-n factor and
+    a multiplier per row (``row_scale``, (T,)).
 
     Returned broadcastable to (B, H, T, 1), or None when it is 1. Folding it into q
     lets the fused kernel compute the same logits.
@@ -91,16 +104,20 @@ def _logit_multiplier(q, scale, logn_base, causal):
     if logn_base is not None:
         logn = logn_factor(q.shape[2], logn_base, causal, q.device).to(q).view(-1, 1)
         multiplier = logn if multiplier is None else multiplier * logn
+    if row_scale is not None:
+        rows = row_scale.to(q).view(-1, 1)
+        multiplier = rows if multiplier is None else multiplier * rows
     return multiplier
 
 
-def attention_scores(q, k, *, causal=True, scale=None, logn_base=None) -> torch.Tensor:
-    """Logits S_ij = scale * (log n_i / log L) * q_i . k_j / sqrt(d); invisible keys get -inf.
+def attention_scores(q, k, *, causal=True, scale=None, logn_base=None, row_scale=None) -> torch.Tensor:
+    """Logits S_ij = scale * (log n_i / log L) * r_i * q_i . k_j / sqrt(d), r = row_scale;
+    invisible keys get -inf.
 
     ``'b h i d, b h j d -> b h i j'``. Shape (B, H, T, T).
     """
     d = q.shape[-1]
-    multiplier = _logit_multiplier(q, scale, logn_base, causal)
+    multiplier = _logit_multiplier(q, scale, logn_base, causal, row_scale)
     if multiplier is not None:
         q = q * multiplier
     scores = torch.einsum("b h i d, b h j d -> b h i j", q, k) / math.sqrt(d)
@@ -173,9 +190,9 @@ def log_row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
     return 2 * peak.squeeze(-1).log() + r.square().sum(dim=-1).log()
 
 
-def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_base=None,
+def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_base=None, row_scale=None,
            return_weights=False):
-    """out_i = sum_j a_ij v_j, with a = norm(S) and S = scale * (log n_i / log L) * q k^T / sqrt(d).
+    """out_i = sum_j a_ij v_j, with a = norm(S) and S_ij = scale * (log n_i / log L) * r_i * q_i . k_j / sqrt(d).
 
     norm='softmax':    a_ij = softmax_j(S_ij) over the visible keys
     norm='relu2':      a_ij = relu(S_ij)^2 / n   (n: a positive int, 'length' = T, or 'row' = n_i)
@@ -184,25 +201,26 @@ def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_bas
     q, k: (B, H, T, d); v: (B, H, T, e). scale: None, a finite float, or a (H,) tensor: it
     multiplies the logits *on top of* 1 / sqrt(d) (unlike the ``scale`` of PyTorch's
     F.scaled_dot_product_attention, which replaces 1 / sqrt(d)).
-    logn_base: L, or None for no log-n factor. Returns out (B, H, T, e), and with
+    logn_base: L, or None for no log-n factor. row_scale: None, or a (T,) tensor r of one
+    multiplier per query row (see position_temperature). Returns out (B, H, T, e), and with
     return_weights=True the pair (out, weights (B, H, T, T)), in the dtype of q.
     float16 and bfloat16 are computed in float32 and cast back, as the fused kernel does.
     """
-    _check_attend_args(q, k, v, norm, n, scale, logn_base)
+    _check_attend_args(q, k, v, norm, n, scale, logn_base, row_scale)
     if torch.is_tensor(scale) and not torch.isfinite(scale).all().item():  # one host-device sync
         raise ValueError(f"scale must be finite (one temperature per head); got {scale.tolist()}")
     return _attend(q, k, v, norm=norm, causal=causal, n=n, scale=scale, logn_base=logn_base,
-                   return_weights=return_weights)
+                   row_scale=row_scale, return_weights=return_weights)
 
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
-def _attend(q, k, v, *, norm, causal, n, scale, logn_base, return_weights=False):
+def _attend(q, k, v, *, norm, causal, n, scale, logn_base, row_scale=None, return_weights=False):
     """attend() on checked arguments (LM.forward checks its temperatures once, not once per layer)."""
     # The fused kernel computes softmax(q' k^T / sqrt(d)) v; folding the multiplier
     # into q' gives exactly the logits above, rounded the same way on both paths.
-    multiplier = _logit_multiplier(q, scale, logn_base, causal)
+    multiplier = _logit_multiplier(q, scale, logn_base, causal, row_scale)
     if multiplier is not None:
         q = q * multiplier
     if norm == "softmax" and not return_weights:
@@ -447,7 +465,7 @@ def _attend_or_inspect(q, k, v, attn: dict, inspect):
     out = _attend(q, k, v, **attn)
     if inspect == "scores":
         return out, attention_scores(q, k, causal=attn["causal"], scale=attn["scale"],
-                                     logn_base=attn["logn_base"])
+                                     logn_base=attn["logn_base"], row_scale=attn["row_scale"])
     return out, None
 
 
@@ -495,12 +513,13 @@ class LM(nn.Module):
         return sum(p.numel() for name, p in self.named_parameters() if name != "temperature")
 
     def forward(self, idx, *, n=_FROM_CONFIG, logn_base=_FROM_CONFIG, rope_scaling=_FROM_CONFIG,
-                return_weights=False, return_scores=False):
+                position_scale=None, return_weights=False, return_scores=False):
         """Logits (B, T, vocab). With return_weights (or return_scores) also a list, one
         (B, H, T, T) tensor per layer, of attention weights (or logits S).
 
         n, logn_base, rope_scaling: evaluate these weights under another setting (None turns
-        logn_base or rope_scaling off)."""
+        logn_base or rope_scaling off). position_scale=(a, L): multiply row i's logits by
+        1 + a ln(n_i / L) past the training length L (position_temperature), on top of the rest."""
         c = self.config
         if return_weights and return_scores:
             raise ValueError("ask for return_weights or return_scores, not both")
@@ -524,7 +543,12 @@ class LM(nn.Module):
             causal=c.causal,
             n=c.n if n is _FROM_CONFIG else n,
             logn_base=c.logn_base if logn_base is _FROM_CONFIG else logn_base,
+            row_scale=None,
         )
+        if position_scale is not None:
+            if not isinstance(position_scale, tuple) or len(position_scale) != 2:
+                raise ValueError(f"position_scale must be a pair (a, L): slope and training length; got {position_scale!r}")
+            attn["row_scale"] = position_temperature(T, *position_scale, c.causal, idx.device)
         check_attention_setting(c.norm, attn["n"], attn["logn_base"])  # once, not in every layer
         inspect = "weights" if return_weights else "scores" if return_scores else None
         scaling = c.rope_scaling if rope_scaling is _FROM_CONFIG else rope_scaling

@@ -33,17 +33,26 @@ class Profile:
     mlm_len: int           # masked-LM pretraining length (bidirectional lessons)
     mlm_steps: int
     finetune_steps: tuple  # a small and a larger fine-tuning budget
+    controlled_seeds: tuple    # lesson 11's controlled retrieval: small models, so more seeds
+    controlled_d_model: int
+    controlled_layers: int
+    controlled_len: int        # its training length
+    controlled_steps: int      # retrieval of random-letter filler only (NoPE: about 0.95 in range at 1000)
 
 
 PROFILES = {
     "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_qk=64, train_len=64,
                    batch_size=32, steps=600, nope_rope_steps=2400, nope_rope_len=32, nope_rope_layers=4, retrieval_steps=1000,
                    eval_batches=4,
-                   mlm_len=128, mlm_steps=1000, finetune_steps=(50, 300)),
+                   mlm_len=128, mlm_steps=1000, finetune_steps=(50, 300),
+                   controlled_seeds=(0, 1, 2, 3, 4), controlled_d_model=32, controlled_layers=4, controlled_len=32,
+                   controlled_steps=1000),
     "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_qk=128,
                    train_len=128, batch_size=64, steps=3000, nope_rope_steps=8000, nope_rope_len=128, nope_rope_layers=4,
                    retrieval_steps=3000, eval_batches=16,
-                   mlm_len=256, mlm_steps=4000, finetune_steps=(100, 600)),
+                   mlm_len=256, mlm_steps=4000, finetune_steps=(100, 600),
+                   controlled_seeds=(0, 1, 2, 3, 4, 5, 6, 7), controlled_d_model=64, controlled_layers=4,
+                   controlled_len=64, controlled_steps=2000),
 }
 
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from .data import Corpus, batches
-from .measure import bucket_means, loss_by_length, loss_by_position
+from .measure import EVAL_SEED, bucket_means, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
 from .validation import boolean, finite_number, positive_int
@@ -53,41 +53,46 @@ def temperature(model, value=None):
 
 
 @torch.no_grad()
-def uniform_temperature_search(model, corpus: Corpus, length: int, grid) -> dict:
-    """{lambda: loss at ``length``} with every temperature set to lambda.
+def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed: int = EVAL_SEED) -> dict:
+    """{lambda: loss at ``length``} with every temperature set to lambda, on the validation
+    batches of ``seed``: choose lambda on SEARCH_SEED's, then score it on EVAL_SEED's (mean_loss),
+    so the score of the chosen lambda is not the minimum of its own search.
 
     Changes ``model.temperature`` while it runs, and restores it on any exit."""
     losses = {}
     with temperature(model):
         for lam in _checked_grid(grid):
             model.temperature.fill_(lam)
-            losses[lam] = mean_loss(model, corpus, length)
+            losses[lam] = mean_loss(model, corpus, length, seed=seed)
     return losses
 
 
 @torch.no_grad()
-def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *, sequences: int = 64) -> torch.Tensor:
+def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *, sequences: int = 64,
+                                    seed: int = EVAL_SEED) -> torch.Tensor:
     """Loss at every position of length-``length`` sequences with every temperature set to each
-    lambda of ``grid``: shape (len(grid), length), over ``sequences`` validation sequences. The
-    per-position fit of Wang et al.'s code reads the best lambda at each position off this table.
-    Restores ``model.temperature`` on any exit."""
+    lambda of ``grid``: shape (len(grid), length), over ``sequences`` validation sequences (those
+    of ``seed``). The per-position fit of Wang et al.'s code reads the best lambda at each position
+    off this table. Restores ``model.temperature`` on any exit."""
     rows = []
     with temperature(model):
         for lam in _checked_grid(grid):
             model.temperature.fill_(lam)
-            rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=max(1, sequences // 8)))
+            rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=max(1, sequences // 8),
+                                         seed=seed))
     return torch.stack(rows)
 
 
 def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps: int = 200,
                       batch_size: int = 8, lr: float = 0.05, clamp: bool = True, seed: int = 0,
-                      retrieval: float = 0.0, progress: bool = True) -> list[float]:
+                      retrieval: float = 0.0, filler: str = "text", progress: bool = True) -> list[float]:
     """Head-based scaling (Wang et al. 2024): train only the per-head temperatures.
 
     Every other weight is frozen; the temperatures start at ``start`` (the best uniform
     lambda, in the paper) and, with ``clamp``, are clamped at lambda >= 1 after every step.
     AdamW with warmup and cosine decay, ``steps`` batches of target-length sequences: text, and
-    with ``retrieval`` > 0 that fraction of retrieval batches (the model's pretraining mixture).
+    with ``retrieval`` > 0 that fraction of retrieval batches of ``filler`` (the model's
+    pretraining mixture; data.batches).
     Returns the loss history.
 
     What it changes: while it runs, every requires_grad flag (only the temperatures train).
@@ -96,7 +101,8 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     too, so an interrupted run leaves the model exactly as it found it."""
     finite_number("start", start)
     boolean("clamp", clamp)
-    stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval)
+    stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval,
+                     filler=filler)
     after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     saved = model.temperature.detach().clone()

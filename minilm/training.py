@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from .data import IGNORE_INDEX, Corpus, batches
+from .data import FILLERS, IGNORE_INDEX, Corpus, batches
 from .model import LM, Config
 from .validation import finite_number, integer, one_of, positive_int, positive_ints
 
@@ -176,6 +176,7 @@ class Recipe:
     weight_decay: float = 0.01
     seed: int = 0
     retrieval: float = 0.0        # the fraction of batches that are retrieval batches (data.retrieval_batch)
+    filler: str = "text"          # what fills a retrieval window: "text" or "random" letters (data.FILLERS)
 
     def __post_init__(self):
         one_of("Recipe.task", self.task, ("causal", "mlm"))
@@ -193,13 +194,17 @@ class Recipe:
         finite_number("Recipe.weight_decay", self.weight_decay, at_least=0)
         integer("Recipe.seed", self.seed)
         finite_number("Recipe.retrieval", self.retrieval, at_least=0, at_most=1)
+        one_of("Recipe.filler", self.filler, FILLERS)
+        if self.filler != "text" and not self.retrieval:
+            raise ValueError(f"Recipe.filler={self.filler!r} fills retrieval windows, and retrieval=0 draws none; "
+                             "set retrieval > 0 or leave filler='text'")
         if self.retrieval and self.task != "causal":
             raise ValueError(f"Recipe.retrieval needs task='causal' (the answer comes last); got task={self.task!r}")
 
     def stream(self, corpus: Corpus):
         """The seeded stream of training batches this recipe draws from ``corpus``."""
         return batches(corpus, task=self.task, batch_size=self.batch_size, length=self.length,
-                       lengths=self.lengths, seed=self.seed, retrieval=self.retrieval)
+                       lengths=self.lengths, seed=self.seed, retrieval=self.retrieval, filler=self.filler)
 
 
 def initial_model(config: Config, recipe: Recipe, init: LM | None = None) -> LM:

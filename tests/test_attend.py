@@ -164,3 +164,46 @@ def test_mismatched_shapes_raise():
         attend(q, k[:, :, :6], v)
     with pytest.raises(ValueError, match="v of shape"):
         attend(q, k, v[:, :2])
+
+
+def test_a_row_scale_multiplies_each_query_row_and_takes_both_paths():
+    q, k, v = qkv(7)
+    rows = torch.linspace(0.5, 2.0, T)
+    _, weights = attend(q, k, v, row_scale=rows, return_weights=True)
+    for i in range(T):   # row i of the logits times rows[i] is q_i times rows[i]
+        _, alone = attend(q * rows[i], k, v, return_weights=True)
+        torch.testing.assert_close(weights[..., i, :], alone[..., i, :])
+    torch.testing.assert_close(attend(q, k, v, row_scale=rows), attend(q, k, v, row_scale=rows, return_weights=True)[0],
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"row_scale holds one multiplier per query row.*\(7,\)"):
+        attend(q, k, v, row_scale=torch.ones(T + 1))
+
+
+def test_the_per_position_temperature_is_one_within_L_and_one_plus_a_ln_past_it():
+    from minilm.model import position_temperature
+
+    factor = position_temperature(40, 0.4, 16, causal=True)
+    assert torch.equal(factor[:16], torch.ones(16))             # rows that see at most L keys
+    n = torch.arange(17, 41, dtype=torch.float)
+    torch.testing.assert_close(factor[16:], 1 + 0.4 * torch.log(n / 16))
+    assert torch.equal(position_temperature(40, 0.4, 16, causal=False), torch.full((40,), 1 + 0.4 * math.log(40 / 16)))
+    with pytest.raises(ValueError, match="position_scale slope a"):
+        position_temperature(40, -0.1, 16, causal=True)
+
+
+def test_a_model_takes_the_per_position_rule_as_a_row_scale_on_every_layer():
+    import minilm
+    from minilm.model import position_temperature
+
+    torch.manual_seed(0)
+    model = minilm.LM(minilm.Config(vocab_size=11, d_model=16, n_layer=2, n_head=2, pos="nope")).eval()
+    idx = torch.randint(0, 11, (2, 24))
+    _, ruled = model(idx, position_scale=(0.5, 8), return_weights=True)
+    _, plain = model(idx, return_weights=True)
+    assert torch.equal(ruled[0][..., :8, :], plain[0][..., :8, :])   # within L nothing changes
+    assert not torch.allclose(ruled[0][..., 8:, :], plain[0][..., 8:, :])
+    # the same as multiplying the rows of q in every layer, i.e. attend's row_scale
+    rows = position_temperature(24, 0.5, 8, causal=True)
+    assert model(idx, position_scale=(0.5, 8)).shape == (2, 24, 11) and rows.shape == (24,)
+    with pytest.raises(ValueError, match=r"position_scale must be a pair \(a, L\)"):
+        model(idx, position_scale=0.5)

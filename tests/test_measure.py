@@ -100,3 +100,16 @@ def test_extension_ratio_finds_the_first_bucket_past_the_margin():
     rising[24:] = 1.5
     assert minilm.extension_ratio(rising, L, bucket=4) == 1.5
     assert minilm.extension_ratio(rising, L, bucket=4, margin=0.01) == 1.0
+
+
+def test_a_temperature_is_searched_on_other_batches_than_it_is_scored_on():
+    from minilm.measure import EVAL_SEED, SEARCH_SEED, eval_batches
+
+    corpus = default_corpus()
+    scored = eval_batches(corpus, task="causal", length=24, n_batches=1)
+    searched = eval_batches(corpus, task="causal", length=24, n_batches=1, seed=SEARCH_SEED)
+    assert SEARCH_SEED != EVAL_SEED and not torch.equal(scored[0][0], searched[0][0])
+    torch.manual_seed(0)
+    model = minilm.LM(minilm.Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=1, n_head=2)).eval()
+    search = minilm.uniform_temperature_search(model, corpus, 24, [1.0], seed=SEARCH_SEED)
+    assert search[1.0] == minilm.mean_loss(model, corpus, 24, seed=SEARCH_SEED) != minilm.mean_loss(model, corpus, 24)

@@ -207,8 +207,8 @@ def tiny_nope():
 
 def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_was(monkeypatch):
     # A stand-in score that peaks at lambda = 1.6, read off the temperature the search has set.
-    def score(model, corpus, lengths, depths, *, trials, seed):
-        assert (lengths, list(depths), trials, seed) == ([96], [0.0, 0.5, 1.0], 50, 2024)  # the search prompts
+    def score(model, corpus, lengths, depths, *, trials, seed, filler):
+        assert (lengths, list(depths), trials, seed, filler) == ([96], [0.0, 0.5, 1.0], 50, 2024, "text")  # search prompts
         return torch.full((1, len(depths)), 1 - abs(model.temperature.mean().item() - 1.6))
 
     monkeypatch.setattr(minilm.experiments, "retrieval_accuracy", score)
@@ -228,3 +228,58 @@ def test_each_rows_needle_position_points_at_its_marker_whatever_the_depth():
     marker = c.tokenizer.encode(minilm.data.RETRIEVAL_MARK)[0]
     assert needle.unique().numel() > 1   # the depths differ by row
     assert (x[torch.arange(16), needle] == marker).all()
+
+
+def test_a_random_filler_holds_only_letters_and_the_needle_is_the_only_structure():
+    c = corpus()
+    x, y, needle = minilm.data.retrieval_rows(c, None, 16, 40, torch.Generator().manual_seed(2), filler="random")
+    letters = set(minilm.data.RANDOM_FILLER)
+    for row, target, at in zip(x, y, needle.tolist()):
+        text = c.tokenizer.decode(row)
+        key = c.tokenizer.decode(target[-RETRIEVAL_DIGITS:])
+        filler = text[:at] + text[at + 1 + RETRIEVAL_DIGITS : -RETRIEVAL_DIGITS]
+        assert set(filler) <= letters and len(filler) == 41 - (2 * RETRIEVAL_DIGITS + 2)
+        assert text[at] == "@" and text[at + 1 : at + 1 + RETRIEVAL_DIGITS] == key
+        assert text[-RETRIEVAL_DIGITS:] == "?" + key[:-1]
+    with pytest.raises(ValueError, match="ids=None with filler='random'"):
+        minilm.data.retrieval_rows(c, c.val, 2, 40, filler="random")
+    with pytest.raises(ValueError, match="unknown filler 'noise'"):
+        minilm.data.retrieval_rows(c, None, 2, 40, filler="noise")
+
+
+def test_a_recipe_of_random_filler_streams_retrieval_batches_and_text_is_refused_without_retrieval():
+    stream = Recipe(length=24, batch_size=4, retrieval=1.0, filler="random").stream(corpus())
+    letters = set(minilm.data.RANDOM_FILLER) | set("@?0123456789")
+    for _ in range(3):
+        x, y = next(stream)
+        assert set(corpus().tokenizer.decode(x.flatten())) <= letters
+        assert (y[:, :-RETRIEVAL_DIGITS] == IGNORE_INDEX).all()
+    with pytest.raises(ValueError, match="filler='random' fills retrieval windows, and retrieval=0"):
+        Recipe(filler="random")
+    with pytest.raises(ValueError, match="filler='random' fills retrieval windows, and retrieval=0"):
+        batches(corpus(), task="causal", batch_size=2, length=24, filler="random")
+
+
+def test_needle_attention_of_the_answer_rows_averages_the_rows_that_predict_the_key():
+    model = _nope()
+    with torch.no_grad():
+        model.temperature.fill_(0.0)  # uniform rows: row i of the answer sees one key more than row i - 1
+    result = needle_attention(model, corpus(), 40, trials=4, rows="answer", filler="random")
+    seen = [40 - RETRIEVAL_DIGITS + 1 + k for k in range(RETRIEVAL_DIGITS)]
+    torch.testing.assert_close(result["mass"], torch.full((2, 2), sum((RETRIEVAL_DIGITS + 1) / n for n in seen) / len(seen)))
+    torch.testing.assert_close(result["entropy"], torch.full((2, 2), sum(math.log(n) for n in seen) / len(seen)))
+    with pytest.raises(ValueError, match="unknown rows 'all'"):
+        needle_attention(model, corpus(), 40, trials=4, rows="all")
+
+
+def test_seed_interval_is_the_t_interval_of_the_mean():
+    from minilm.measure import seed_interval
+
+    mean, low, high = seed_interval([0.5, 0.6, 0.7, 0.55, 0.65], level=0.9)
+    sd = torch.tensor([0.5, 0.6, 0.7, 0.55, 0.65], dtype=torch.float64).std().item()
+    assert mean == pytest.approx(0.6)
+    assert high - mean == pytest.approx(mean - low) == pytest.approx(2.1318 * sd / math.sqrt(5), rel=1e-4)
+    assert seed_interval([1.0, 3.0], level=0.95)[2] == pytest.approx(2 + 12.7062, rel=1e-4)  # t_{0.975, 1}
+    for bad in ([0.5], [0.5, float("nan")]):
+        with pytest.raises(ValueError, match="two or more finite values"):
+            seed_interval(bad)
