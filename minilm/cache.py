@@ -25,7 +25,7 @@ import tempfile
 import time
 import traceback
 import warnings
-from dataclasses import asdict
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import torch
@@ -83,12 +83,27 @@ CODE_FINGERPRINT = code_fingerprint((Path(__file__).parent / name).read_text(enc
                                     for name in WEIGHT_CODE)
 
 
+def _key_fields(instance) -> dict:
+    """The fields of a Config, Recipe or RopeScaling as the key holds them: equal dataclasses give
+    equal keys. A float field holds a float (logn_base=64 equals 64.0, but JSON would write "64"
+    and "64.0", two cache files); tuples become lists, as JSON writes them."""
+    values = {}
+    for field in fields(instance):
+        value = getattr(instance, field.name)
+        if is_dataclass(value):
+            value = _key_fields(value)
+        elif "float" in str(field.type) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        values[field.name] = value
+    return values
+
+
 def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict:
     """Everything that decides the trained weights, as a JSON-able dict (exactly as stored:
     tuples become lists, so a key read back from a checkpoint compares equal)."""
     return json.loads(json.dumps({
-        "config": config.to_dict(),
-        "recipe": asdict(recipe),
+        "config": _key_fields(config),
+        "recipe": _key_fields(recipe),
         "corpus": corpus.fingerprint,
         "init": None if init is None else _state_fingerprint(init),
         "code": CODE_FINGERPRINT,

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from .validation import boolean, finite_number, one_of, positive_int
+from .validation import boolean, finite_number, integer, one_of, plain_fields, positive_int
 
 NORMS = ("softmax", "relu2", "relu2_norm")
 N_MODES = ("length", "row")  # besides a positive int (a fixed n)
@@ -239,6 +239,7 @@ class RopeScaling:
     train_len: int
 
     def __post_init__(self):
+        plain_fields(self)
         one_of("RoPE scaling", self.kind, ROPE_SCALINGS)
         # inf would turn the frequencies into 0 or nan
         finite_number("RoPE scaling factor", self.factor, at_least=1, why="target / training length")
@@ -304,9 +305,12 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 # ----------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    """Everything that decides the architecture. Invalid combinations fail here, at construction."""
+    """Everything that decides the architecture. Invalid combinations fail here, at construction.
+
+    Frozen: a field changed afterwards would skip these checks, and change what a model already
+    built from the config computes; make another with ``dataclasses.replace(config, n_head=2)``."""
 
     vocab_size: int
     block: str = "transformer"   # "gau" or "transformer"
@@ -326,6 +330,7 @@ class Config:
     learn_temperature: bool = False  # train model.temperature with the rest (with logn_base: Scalable-Softmax)
 
     def __post_init__(self):
+        plain_fields(self)
         for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_qk", "expansion", "max_len"):
             positive_int(f"Config.{name}", getattr(self, name))
         one_of("block", self.block, BLOCKS)
@@ -342,7 +347,7 @@ class Config:
             if set(self.rope_scaling) != {"kind", "factor", "train_len"}:
                 raise ValueError("Config.rope_scaling as a dict needs exactly the keys 'kind', 'factor', "
                                  f"'train_len'; got {self.rope_scaling!r}")
-            self.rope_scaling = RopeScaling(**self.rope_scaling)
+            object.__setattr__(self, "rope_scaling", RopeScaling(**self.rope_scaling))  # frozen: set once, here
         if self.rope_scaling is not None and self.pos != "rope":
             raise ValueError(f"rope_scaling={self.rope_scaling} needs pos='rope'; got pos={self.pos!r}")
         if self.pos == "rope":

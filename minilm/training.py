@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from .data import IGNORE_INDEX, Corpus, batches
 from .model import LM, Config
-from .validation import finite_number, integer, one_of, positive_int, positive_ints
+from .validation import finite_number, integer, one_of, plain_fields, positive_int, positive_ints
 
 
 def pick_device() -> torch.device:
@@ -178,14 +178,18 @@ class Recipe:
     retrieval: float = 0.0        # the fraction of batches that are retrieval batches (data.retrieval_batch)
 
     def __post_init__(self):
+        plain_fields(self)
         one_of("Recipe.task", self.task, ("causal", "mlm"))
+        if self.lengths is not None:
+            positive_ints("Recipe.lengths", self.lengths)
+            # a tuple of ints whatever was given (a list from JSON, a range, an array): the recipe
+            # stays hashable, and equal recipes make one cache key
+            object.__setattr__(self, "lengths", tuple(int(length) for length in self.lengths))
         if (self.length is None) == (self.lengths is None):
             raise ValueError("give a Recipe exactly one of length (one length) or lengths (mixed lengths, "
                              f"with length=None); got length={self.length!r}, lengths={self.lengths!r}")
         if self.length is not None:
             positive_int("Recipe.length", self.length)
-        else:
-            positive_ints("Recipe.lengths", self.lengths)
         positive_int("Recipe.steps", self.steps)  # 0 steps would cache an untrained model
         positive_int("Recipe.batch_size", self.batch_size)
         finite_number("Recipe.lr", self.lr, above=0)
