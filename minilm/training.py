@@ -73,7 +73,18 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     ``resume={"step", "optimizer", "history"}`` continues a run from a checkpoint (the
     caller has loaded the weights and fast-forwarded the stream by ``step`` batches).
     ``on_step(step, optimizer, history)`` runs after every step (``step``: steps done).
+
+    A run that diverges (a loss, or at the end a weight, that is inf or nan) raises
+    FloatingPointError naming the step: its weights are ruined, and returned they would be cached.
     """
+    positive_int("steps", steps)
+    finite_number("lr", lr, above=0)
+    integer("warmup", warmup, at_least=0)
+    finite_number("weight_decay", weight_decay, at_least=0)
+    finite_number("clip", clip, above=0)
+    if not hasattr(batch_stream, "__next__"):
+        raise ValueError("batch_stream must be an iterator of (x, y) batches, as minilm.batches() returns; "
+                         f"got {type(batch_stream).__name__}")
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     if not trainable:
         raise ValueError("the model has no parameter that requires grad; nothing to train")
@@ -111,12 +122,27 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
             with torch.no_grad():
                 after_step(model)
         history.append(logged.item())
+        if not math.isfinite(history[-1]):  # the value just synced: checking it costs nothing
+            raise FloatingPointError(f"training diverged at step {step + 1} of {steps}: the loss is {history[-1]}; "
+                                     f"try a lower learning rate than lr={lr}")
         if step % 25 == 0 or step == steps - 1:
             bar.set_postfix(loss=f"{history[-1]:.3f}")
         if on_step is not None:
             on_step(step + 1, optimizer, history)
+    check_finite_weights(model, steps, lr)  # the last update comes after the last loss
     model.eval()
     return history
+
+
+def check_finite_weights(model, step: int, lr: float) -> None:
+    """Raise FloatingPointError if a weight of ``model`` is inf or nan after ``step`` steps at
+    learning rate ``lr`` (one host-device sync for all of them)."""
+    if torch.stack([p.detach().isfinite().all() for p in model.parameters()]).all().item():
+        return
+    bad = [name for name, p in model.named_parameters() if not p.detach().isfinite().all()]
+    named = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+    raise FloatingPointError(f"training diverged at step {step}: after it the weights {named} hold inf or nan; "
+                             f"try a lower learning rate than lr={lr}")
 
 
 def _shard_loss(net, x, y, rank: int, world: int, device):
