@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from .data import Corpus, default_corpus
 from .model import LM, Config
-from .training import Recipe, initial_model, pick_device, train_by_recipe
+from .training import Recipe, check_init, check_pair, initial_model, pick_device, train_by_recipe
 from .validation import boolean
 
 
@@ -215,6 +215,8 @@ def _checked_job(config, recipe, corpus, init) -> Corpus:
     if config.vocab_size != corpus.tokenizer.vocab_size:
         raise ValueError(f"config.vocab_size={config.vocab_size} but the corpus has "
                          f"{corpus.tokenizer.vocab_size} symbols")
+    check_pair(config, recipe)
+    check_init(config, init)
     return corpus
 
 

@@ -96,6 +96,15 @@ class Corpus:
 _DEFAULT_CORPUS: Corpus | None = None
 
 
+def check_no_target_leakage(causal: bool, task: str) -> None:
+    """A bidirectional model (causal=False) sees every position of its input, the next token
+    too: trained or measured on next-token prediction, it reads the answer (its loss falls far
+    below a causal model's, and means nothing). Masked LM is its task."""
+    if task == "causal" and not causal:
+        raise ValueError("a bidirectional model (causal=False) on task='causal' (next token, or retrieval) sees "
+                         "the token it predicts; use task='mlm' for it, or Config(causal=True)")
+
+
 def default_corpus() -> Corpus:
     """The Python documentation corpus, built once per process."""
     global _DEFAULT_CORPUS

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from .data import IGNORE_INDEX, Corpus, batches
+from .data import IGNORE_INDEX, Corpus, batches, check_no_target_leakage
 from .model import LM, Config
 from .validation import finite_number, integer, one_of, plain_fields, positive_int, positive_ints
 
@@ -230,6 +230,35 @@ class Recipe:
         """The seeded stream of training batches this recipe draws from ``corpus``."""
         return batches(corpus, task=self.task, batch_size=self.batch_size, length=self.length,
                        lengths=self.lengths, seed=self.seed, retrieval=self.retrieval)
+
+
+def check_pair(config: Config, recipe: Recipe) -> None:
+    """What a Config and a Recipe must agree on, checked wherever they meet (pretrained,
+    pretrained_many, the command line): a model is never trained on targets it can see."""
+    check_no_target_leakage(config.causal, recipe.task)
+
+
+def check_init(config: Config, init: LM | None) -> None:
+    """``init``, the weights a fine-tune starts from, must fit LM(config): the same tensor names
+    and shapes (they may come from another config of the same sizes, e.g. another n)."""
+    if init is None:
+        return
+    with torch.device("meta"):  # shapes only: no memory, and no random numbers drawn
+        expected = LM(config).state_dict()
+    given = init.state_dict()
+    problem = None
+    if given.keys() != expected.keys():
+        names = sorted(given.keys() ^ expected.keys())
+        problem = (f"tensors {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} are in only one of init "
+                   "and LM(config)")
+    else:
+        for name, tensor in expected.items():
+            if given[name].shape != tensor.shape:
+                problem = f"{name} is {tuple(given[name].shape)} in init but {tuple(tensor.shape)} in LM(config)"
+                break
+    if problem:
+        raise ValueError(f"init has the weights of another model: {problem}; give init a model of this "
+                         "config's sizes (vocab_size, d_model, n_layer, n_head, ...)")
 
 
 def initial_model(config: Config, recipe: Recipe, init: LM | None = None) -> LM:
