@@ -244,6 +244,7 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None)
     key = cache_key(config, recipe, corpus, init)
     path = cache_path(key)
     model = initial_model(config, recipe, init)
+    model.vocabulary = corpus.tokenizer.symbols  # measurement refuses a corpus of other symbols
     payload = load_cached(path, key, expected=model.state_dict()) if use_cache else None
     model.to(pick_device())
     if payload is not None:  # a read-only cache is fine for loading

@@ -37,6 +37,11 @@ class CharTokenizer:
     def vocab_size(self) -> int:
         return len(self.chars)
 
+    @property
+    def symbols(self) -> str:
+        """Every symbol in id order: two tokenizers with the same symbols give the same ids."""
+        return "".join(self.chars)
+
     def encode(self, text: str) -> torch.Tensor:
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
@@ -94,6 +99,25 @@ class Corpus:
 
 
 _DEFAULT_CORPUS: Corpus | None = None
+
+
+def check_vocabulary(model, tokenizer: CharTokenizer, where: str = "this corpus") -> None:
+    """A model that knows its vocabulary (``model.vocabulary``: the symbols of the corpus it was
+    trained on, set by ``pretrained``) is used only with a tokenizer of the same symbols: another
+    corpus's ids stand for other characters, and its loss would be meaningless, silently. A model
+    without one (built by hand) is not checked."""
+    if not isinstance(tokenizer, CharTokenizer):
+        raise ValueError(f"tokenizer must be a corpus's tokenizer (corpus.tokenizer); got {tokenizer!r}")
+    vocabulary = getattr(model, "vocabulary", None)
+    if vocabulary is None or vocabulary == tokenizer.symbols:
+        return
+
+    def described(symbols):
+        return f"{len(symbols)} symbols, fingerprint {hashlib.sha256(symbols.encode()).hexdigest()[:8]}"
+
+    raise ValueError(f"the model was trained on another vocabulary ({described(vocabulary)}) than {where}'s "
+                     f"({described(tokenizer.symbols)}): its ids mean other characters; use the corpus it was "
+                     "trained on (corpus=...)")
 
 
 def check_no_target_leakage(causal: bool, task: str) -> None:

@@ -11,17 +11,39 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_rows
+from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
+                   retrieval_rows)
 from .model import log_row_sums
-from .validation import finite_number, positive_int, positive_ints
+from .validation import finite_number, finite_numbers, integer, positive_int, positive_ints
 
 EVAL_SEED = 1234
+
+
+def check_measurable(model, corpus: Corpus, task: str = "causal") -> None:
+    """What every measurement of ``model`` on ``corpus`` needs: the corpus is one, with the
+    vocabulary the model was trained on (data.check_vocabulary), and a bidirectional model is
+    never scored on next-token prediction, where it sees the answer (data.check_no_target_leakage)."""
+    if not isinstance(corpus, Corpus):
+        raise ValueError(f"corpus must be a minilm.Corpus; got {type(corpus).__name__}")
+    check_vocabulary(model, corpus.tokenizer, f"corpus {corpus.name!r}")
+    config = getattr(model, "config", None)  # a stand-in model (a test's oracle) may have none
+    if config is not None:
+        check_no_target_leakage(config.causal, task)
+
+
+def _token_ids(model, idx) -> torch.Tensor:
+    """idx, a (B, T) tensor of token ids, on the model's device (the model checks the ids)."""
+    if not torch.is_tensor(idx) or idx.ndim != 2:
+        got = f"shape {tuple(idx.shape)}" if torch.is_tensor(idx) else type(idx).__name__
+        raise ValueError(f"idx must be a (B, T) LongTensor of token ids; got {got}")
+    return idx.to(model.device)
 
 
 def eval_batches(corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
                  seed: int = EVAL_SEED, device=None):
     """A fixed list of (x, y) validation batches (the same for every model), on ``device``
     (pass ``model.device``; default the CPU)."""
+    positive_int("n_batches", n_batches)
     stream = batches(corpus, task=task, batch_size=batch_size, length=length, split="val", seed=seed)
     return [(x.to(device), y.to(device)) for x, y in (next(stream) for _ in range(n_batches))]
 
@@ -33,7 +55,7 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
 
     For 'mlm', positions that are not targets hold NaN (loss) and False (correct).
     """
-    positive_int("n_batches", n_batches)
+    check_measurable(model, corpus, task)
     model.eval()
     losses, correct = [], []
     for x, y in eval_batches(corpus, task=task, length=length, batch_size=batch_size,
@@ -41,6 +63,10 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
         logits = model(x, **overrides)
         loss = F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE_INDEX, reduction="none")
         counted = y != IGNORE_INDEX
+        if not (loss.isfinite() | ~counted).all().item():  # else NaN, our mark of "no target", would hide it
+            raise ValueError(f"the model's loss is not finite (inf or nan) at length {length}: its weights or "
+                             "temperatures hold inf or nan (a diverged model?), or an override makes its logits "
+                             "overflow")
         losses.append(torch.where(counted, loss, torch.nan).cpu())
         correct.append(((logits.argmax(-1) == y) & counted).cpu())
     return torch.cat(losses), torch.cat(correct)
@@ -214,9 +240,10 @@ def retrieval_accuracy(model, corpus: Corpus, lengths, depths, *, trials: int = 
     One forward pass per cell: greedy decoding returns the key exactly when the argmax is
     right at every answer position given the digits before it (see data.retrieval_batch)."""
     positive_ints("lengths", lengths)
-    if not isinstance(depths, (list, tuple)) or not depths:
-        raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
+    finite_numbers("depths", depths, at_least=0, at_most=1)  # all of them, before the first cell runs
     positive_int("trials", trials)
+    integer("seed", seed)
+    check_measurable(model, corpus)
     model.eval()
     result = torch.zeros(len(lengths), len(depths))
     for a, length in enumerate(lengths):
@@ -238,8 +265,9 @@ def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0
     Uniform attention would put (D + 1) / keys on the needle, with entropy ln(keys)."""
     positive_int("length", length)
     positive_int("trials", trials)
-    if not isinstance(depths, (list, tuple)) or not depths:
-        raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
+    finite_numbers("depths", depths, at_least=0, at_most=1)
+    integer("seed", seed)
+    check_measurable(model, corpus)
     model.eval()
     masses, entropies = [], []
     for k, depth in enumerate(depths):

@@ -485,6 +485,9 @@ class LM(nn.Module):
         self.temperature = nn.Parameter(torch.ones(config.n_layer, config.n_head),
                                         requires_grad=config.learn_temperature)
         nn.init.normal_(self.embed.weight, std=0.02)
+        # The symbols of the tokenizer it was trained with, set by pretrained(): measuring it on a
+        # corpus of other symbols is then an error (data.check_vocabulary). None: not checked.
+        self.vocabulary: str | None = None
 
     @property
     def device(self) -> torch.device:
@@ -557,5 +560,6 @@ class LM(nn.Module):
         bad = idx[(idx < 0) | (idx >= vocab)]
         if bad.numel():
             raise ValueError(f"token id {bad[0].item()} is out of range: ids must be in [0, {vocab}) "
-                             f"(vocab_size={vocab})")
+                             f"(vocab_size={vocab}); were they made by another corpus's tokenizer than the "
+                             "model was trained with?")
         raise ValueError(f"model.temperature must be finite; got {self.temperature.tolist()}")

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from .data import Corpus, batches
-from .measure import bucket_means, loss_by_length, loss_by_position
+from .measure import bucket_means, check_measurable, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
 from .validation import boolean, finite_number, positive_int
@@ -96,6 +96,7 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     too, so an interrupted run leaves the model exactly as it found it."""
     finite_number("start", start)
     boolean("clamp", clamp)
+    check_measurable(model, corpus)  # trained on this corpus's text, next token: as measured
     stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval)
     after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
