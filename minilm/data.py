@@ -148,6 +148,9 @@ def _windows(ids: torch.Tensor, batch_size: int, length: int, generator: torch.G
 def causal_batch(ids, batch_size: int, length: int, generator=None):
     """Random windows for next-token prediction: inputs x (B, T) and targets y = x shifted by one."""
     positive_int("length", length)
+    if length + 1 > len(ids):  # named here: _windows would report the window, one longer than asked
+        raise ValueError(f"length {length} needs {length + 1} tokens (the inputs and one more target); "
+                         f"the ids hold {len(ids)}")
     window = _windows(ids, batch_size, length + 1, generator)
     return window[:, :-1], window[:, 1:]
 
@@ -195,6 +198,11 @@ def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=
     if filler_len < 0:
         raise ValueError(f"length {length} is too short for a retrieval window: the needle, the question "
                          f"and the answer take {structure} characters, so length must be at least {structure - 1}")
+    if filler_len > len(ids):  # named here: _windows would report the filler's length, not the one asked
+        split = "validation" if ids is corpus.val else "training" if ids is corpus.train else None
+        text = f"the {split} split of corpus {corpus.name!r}" if split else "the ids"
+        raise ValueError(f"length {length} is too long for a retrieval window on {text} ({len(ids)} tokens): "
+                         f"its filler takes {filler_len}")
     tok = corpus.tokenizer
     mark, question = tok.encode(RETRIEVAL_MARK), tok.encode(RETRIEVAL_QUESTION)
     digit_ids = tok.encode("0123456789")
@@ -243,7 +251,8 @@ def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=
                          f"({len(ids)} tokens)")
     if retrieval:
         retrieval_batch(corpus, ids, 1, min(choices))  # a length too short for the needle fails here
-    return _stream(corpus, ids, task, batch_size, choices, seed, retrieval)
+    # int(seed): random and torch take no numpy seed
+    return _stream(corpus, ids, task, batch_size, choices, int(seed), retrieval)
 
 
 def _stream(corpus, ids, task, batch_size, choices, seed, retrieval):

@@ -33,6 +33,7 @@ ROPE_SCALINGS = ("pi", "ntk", "yarn")
 
 def keys_seen(T: int, causal: bool, device=None) -> torch.Tensor:
     """n_i, the number of keys query i sees: i + 1 when causal, T when not. Shape (T,)."""
+    integer("T", T, at_least=0)
     if causal:
         return torch.arange(1, T + 1, device=device, dtype=torch.float32)
     return torch.full((T,), float(T), device=device)
@@ -62,13 +63,18 @@ def check_attention_setting(norm, n, logn_base):
         finite_number("logn_base", logn_base, above=1, why="the training length L")
 
 
-def _check_attend_args(q, k, v, norm, n, scale, logn_base):
+def _check_attend_args(q, k, v, norm, n, scale, logn_base, causal):
     check_attention_setting(norm, n, logn_base)
+    boolean("causal", causal)
+    if not all(torch.is_tensor(t) for t in (q, k, v)):
+        raise ValueError(f"q, k and v must be tensors; got {', '.join(type(t).__name__ for t in (q, k, v))}")
     if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
         raise ValueError(
             "attend expects q, k of shape (B, H, T, d) and v of shape (B, H, T, e); got "
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
         )
+    if not (q.dtype == k.dtype == v.dtype and q.is_floating_point()):
+        raise ValueError(f"q, k and v must be floating point, of one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     if torch.is_tensor(scale) and scale.shape != (q.shape[1],):
         raise ValueError(
             f"a tensor scale holds one temperature per head, shape ({q.shape[1]},); got {tuple(scale.shape)}"
@@ -188,7 +194,7 @@ def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_bas
     return_weights=True the pair (out, weights (B, H, T, T)), in the dtype of q.
     float16 and bfloat16 are computed in float32 and cast back, as the fused kernel does.
     """
-    _check_attend_args(q, k, v, norm, n, scale, logn_base)
+    _check_attend_args(q, k, v, norm, n, scale, logn_base, causal)
     if torch.is_tensor(scale) and not torch.isfinite(scale).all().item():  # one host-device sync
         raise ValueError(f"scale must be finite (one temperature per head); got {scale.tolist()}")
     return _attend(q, k, v, norm=norm, causal=causal, n=n, scale=scale, logn_base=logn_base,
@@ -285,6 +291,7 @@ def yarn_logit_scale(factor: float) -> float:
 
 def rope_angles(T: int, dim: int, base: float = 10000.0, device=None, scaling: RopeScaling | None = None):
     """theta_{t,i} = t * theta_i for position t and frequency i < dim/2. Shape (T, dim/2)."""
+    integer("T", T, at_least=0)
     positions = torch.arange(T, device=device, dtype=torch.float32)
     return torch.outer(positions, rope_frequencies(dim, base, scaling, device))
 
@@ -294,6 +301,9 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
     x: (..., T, dim); angles: (T, dim/2).
     """
+    if angles.shape != (x.shape[-2], x.shape[-1] // 2):
+        raise ValueError(f"angles must be (T, dim/2) = {(x.shape[-2], x.shape[-1] // 2)} for x of shape "
+                         f"{tuple(x.shape)}; got {tuple(angles.shape)}")
     x1, x2 = x[..., 0::2], x[..., 1::2]
     cos, sin = angles.cos().to(x), angles.sin().to(x)
     rotated = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)

@@ -38,7 +38,7 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
         tokenizer = tokenizer.tokenizer
     check_vocabulary(model, tokenizer, "the tokenizer")
     # Sampling draws from a CPU generator, so a seed gives the same text on every device.
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(int(seed))  # int: torch takes no numpy seed
     context = model.config.max_len if context is None else context
     idx = tokenizer.encode(prompt).to(model.device).unsqueeze(0)
     for _ in range(max_new_tokens):
