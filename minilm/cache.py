@@ -9,7 +9,7 @@ and ``training.py``. This module is not part of it: rewording a message here, or
 sampling and measurement, keeps every cached model.
 
 Its public face, which ``minilm.distributed`` uses too: ``cache_key``, ``cache_path``,
-``load_cached``, ``prepare_cache`` and ``save_atomic``.
+``resume_path``, ``load_cached``, ``prepare_cache`` and ``save_atomic``.
 """
 
 from __future__ import annotations
@@ -37,12 +37,40 @@ from .training import Recipe, check_init, check_pair, initial_model, pick_device
 from .validation import boolean
 
 
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
 def _state_digest(state: dict) -> str:
     """sha256 over the name and the bytes of every tensor of a state dict, in name order."""
     digest = hashlib.sha256()
     for name, tensor in sorted(state.items()):
         digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        digest.update(_tensor_bytes(tensor))
+    return digest.hexdigest()
+
+
+def _tree_digest(tree) -> str:
+    """sha256 of nested dicts and lists of tensors and plain values (an optimizer's state dict:
+    the moments exp_avg and exp_avg_sq of every parameter, its step, the learning rates)."""
+    digest = hashlib.sha256()
+
+    def visit(node):
+        if torch.is_tensor(node):
+            digest.update(f"tensor {node.dtype} {tuple(node.shape)}".encode())
+            digest.update(_tensor_bytes(node))
+        elif isinstance(node, dict):
+            for key in sorted(node, key=repr):
+                digest.update(f"key {key!r}".encode())
+                visit(node[key])
+        elif isinstance(node, (list, tuple)):
+            digest.update(f"list {len(node)}".encode())
+            for item in node:
+                visit(item)
+        else:
+            digest.update(f"value {node!r}".encode())
+
+    visit(tree)
     return digest.hexdigest()
 
 
@@ -50,10 +78,14 @@ def _state_fingerprint(model) -> str:
     return _state_digest(model.state_dict())[:16]
 
 
-def _checksum(state: dict, history: list) -> str:
-    """sha256 of a checkpoint's weights and loss history: stored beside them, checked on load,
-    so a flipped bit on disk means retraining, never a silently corrupted model."""
-    return hashlib.sha256((_state_digest(state) + json.dumps(history)).encode()).hexdigest()
+def _checksum(payload: dict) -> str:
+    """sha256 of a checkpoint's weights and loss history, and of a resume checkpoint's optimizer
+    state and step too: stored beside them, checked on load, so a flipped bit on disk means
+    retraining, never a silently corrupted model or a run resumed from corrupted moments."""
+    text = _state_digest(payload["state"]) + json.dumps(payload["history"])
+    if "optimizer" in payload:  # a resume checkpoint of minilm.distributed
+        text += _tree_digest(payload["optimizer"]) + json.dumps(payload.get("step"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 WEIGHT_CODE = ("model.py", "data.py", "training.py")  # the modules whose code decides trained weights
@@ -121,6 +153,12 @@ def cache_path(key: dict) -> Path:
     return cache_dir() / f"{digest}.pt"
 
 
+def resume_path(path: Path) -> Path:
+    """Where ``python -m minilm.distributed`` keeps its resume checkpoint of the model cached at
+    ``path``: named by the same key, so only a run of that key can resume it."""
+    return path.with_name(path.stem + ".resume.pt")
+
+
 TMP_SUFFIX = ".minilm.tmp"  # only files named so are ever removed from the cache folder
 STALE_TMP_SECONDS = 600     # a temporary file this old is a save that was killed, not one in progress
 
@@ -128,7 +166,7 @@ STALE_TMP_SECONDS = 600     # a temporary file this old is a save that was kille
 def save_atomic(payload: dict, path: Path) -> None:
     """Write ``payload`` (with "state" and "history") and their checksum to a temporary file in
     the same folder, then rename: a reader never sees half a file, and can tell a corrupted one."""
-    payload = {**payload, "sha256": _checksum(payload["state"], payload["history"])}
+    payload = {**payload, "sha256": _checksum(payload)}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=TMP_SUFFIX)
     os.close(fd)
@@ -177,7 +215,7 @@ def _payload_problem(payload: dict, expected: dict | None) -> str | None:
         for name, tensor in expected.items():
             if state[name].shape != tensor.shape or state[name].dtype != tensor.dtype:
                 return f"holds {name} of shape {tuple(state[name].shape)}, not {tuple(tensor.shape)}"
-    if payload.get("sha256") != _checksum(state, history):
+    if payload.get("sha256") != _checksum(payload):
         return "does not match its checksum (corrupted or written by an older minilm)"
     return None
 
@@ -260,6 +298,8 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None)
         state = {name: t.detach().cpu() for name, t in model.state_dict().items()}
         try:
             save_atomic({"key": key, "state": state, "history": history}, path)
+            # a command-line run of this model, interrupted, would otherwise keep its checkpoint forever
+            resume_path(path).unlink(missing_ok=True)
         except OSError as error:  # disk full, folder removed since: keep the model all the same
             warnings.warn(f"could not save the trained model to {path} ({error}); it is returned but not cached")
     return model, history
