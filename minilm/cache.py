@@ -20,6 +20,7 @@ import json
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import tempfile
 import time
@@ -330,26 +331,40 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
         corpus = _checked_job(config, recipe, corpus, init)
         specs[name] = (config, recipe, init)
     missing = {}  # by cache file: a model asked for under two names trains once
-    for config, recipe, init in specs.values():
+    for name, (config, recipe, init) in specs.items():
         path = cache_path(cache_key(config, recipe, corpus, init))
         if not path.is_file():
-            missing[path] = (config, recipe, init)
+            missing.setdefault(path, (name, config, recipe, init))
     for path in missing:
         prepare_cache(path)  # an unwritable cache fails here, with pretrained()'s message
     missing = list(missing.values())
     workers = min(len(missing), cpu_cores())
     if pick_device().type == "cpu" and workers > 1:
         _train_side_by_side(missing, corpus, workers, progress)
-    return {name: _pretrained(config, recipe, corpus, init, True, progress)
-            for name, (config, recipe, init) in specs.items()}
+    models = {}
+    for name, (config, recipe, init) in specs.items():
+        try:  # the models trained before a failure stay cached: each is saved as it finishes
+            models[name] = _pretrained(config, recipe, corpus, init, True, progress)
+        except Exception as error:
+            raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed: "
+                               f"{type(error).__name__}: {error}") from error
+    return models
+
+
+def _describe(config, recipe) -> str:
+    return f"training {config.block} {config.norm} seed {recipe.seed}"
 
 
 def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: bool) -> None:
-    """Train each (config, recipe, init) of ``specs`` into the cache, in ``workers`` processes.
+    """Train each (name, config, recipe, init) of ``specs`` into the cache, in ``workers`` processes.
 
     Processes are started with "spawn" (a fresh interpreter: forking a process that already
     runs torch's threads can hang); a script that calls this must guard its top level with
-    ``if __name__ == "__main__":``, as multiprocessing asks. A worker's error is raised here.
+    ``if __name__ == "__main__":``, as multiprocessing asks. A worker's error is raised here,
+    naming the job by its ``name`` (the caller's key), once the other workers have finished the
+    jobs they hold (each is cached as it finishes; no new one starts). An interrupt (the notebook's
+    stop button) or a worker killed from outside stops every worker at once. Either way every
+    worker is waited for (none is left a zombie) and every queue closed.
 
     An unguarded script must end in that error, not hang: each worker imports the script,
     whose call of this function then fails at ``start()``. So the workers start before
@@ -359,21 +374,23 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
     wait at its exit to flush queues that a dead worker will never read."""
     context = multiprocessing.get_context("spawn")
     tasks, messages, corpora = context.Queue(), context.Queue(), context.Queue()
-    processes = [context.Process(target=_train_worker, args=(tasks, messages, corpora), daemon=True)
+    stop = context.Event()  # set when a job fails: the workers take no new job
+    processes = [context.Process(target=_train_worker, args=(tasks, messages, corpora, stop), daemon=True)
                  for _ in range(workers)]
     for process in processes:
         process.start()
     for queue_to_workers in (tasks, corpora):
         queue_to_workers.cancel_join_thread()
-    for index, (config, recipe, init) in enumerate(specs):
+    for index, (_, config, recipe, init) in enumerate(specs):
         init_weights = None if init is None else (init.config, {k: t.cpu() for k, t in init.state_dict().items()})
         tasks.put((index, config, recipe, init_weights))
     for _ in processes:
         tasks.put(None)  # one stop sign per worker
         corpora.put(corpus)
-    bar = tqdm(total=sum(recipe.steps for _, recipe, _ in specs), desc=f"training {len(specs)} models, "
+    bar = tqdm(total=sum(recipe.steps for _, _, recipe, _ in specs), desc=f"training {len(specs)} models, "
                f"{workers} at a time", disable=not progress, mininterval=0.5, file=sys.stdout)
-    final_loss = {}
+    final_loss, failed = {}, []  # failed: (index, the worker's traceback)
+    finished = False
     try:
         while len(final_loss) < len(specs):
             try:
@@ -385,32 +402,75 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
                         f"a training worker process died (exit code {dead[0]}); its error, if any, is printed "
                         "above. A script that calls pretrained_many must guard its top level with "
                         "`if __name__ == \"__main__\":` (each worker process imports the script)") from None
+                if all(p.exitcode is not None for p in processes) and messages.empty():
+                    if not failed:  # they stopped without a word: interrupted from outside
+                        raise RuntimeError("the training worker processes stopped before their jobs were done "
+                                           "(interrupted from outside?); the jobs that finished are cached")
+                    break  # after a failure: every worker has stopped, and all it sent is read
                 continue
             if kind == "error":
-                config, recipe, _ = specs[index]
-                raise RuntimeError(f"training {config.block} {config.norm} seed {recipe.seed} failed in its "
-                                   f"worker process:\n{value}")
-            if kind == "steps":
+                if not failed and progress and any(p.is_alive() for p in processes):
+                    print(f"job {specs[index][0]!r} failed; the jobs in progress finish (and are cached) first")
+                failed.append((index, value))
+                stop.set()
+            elif kind == "steps":
                 bar.update(value)
             else:
                 final_loss[index] = value
+        finished = True
     finally:
         bar.close()
+        if not finished:  # an interrupt or a killed worker: stop the rest now
+            _interrupt(processes)
         for process in processes:
-            if final_loss.keys() == set(range(len(specs))):
-                process.join()
-            else:  # an error or an interrupt: stop the rest now
-                process.terminate()
+            process.join()  # reaped: no <defunct> process left behind
+        for open_queue in (tasks, messages, corpora):
+            open_queue.close()
+    if failed:
+        index, error = failed[0]
+        name, config, recipe, _ = specs[index]
+        others = ", ".join(repr(specs[i][0]) for i, _ in failed[1:])
+        raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed in its worker process"
+                           f"{f' (and job(s) {others})' if others else ''}; the {len(final_loss)} job(s) that "
+                           f"finished are cached:\n{error}")
     if progress:
-        for index, (config, recipe, _) in enumerate(specs):
+        for index, (_, config, recipe, _) in enumerate(specs):
             print(f"{config.block} {config.norm} seed {recipe.seed}: {recipe.steps} steps, "
                   f"final loss {final_loss[index]:.3f}")
 
 
-def _train_worker(tasks, messages, corpora) -> None:
-    """A process of _train_side_by_side: train models from ``tasks`` into the cache until a None."""
+def _interrupt(processes, grace: float = 10.0) -> None:
+    """Stop worker processes in the middle of their jobs: a KeyboardInterrupt first (SIGINT, as
+    the stop button gives the caller), on which a worker exits cleanly, so that what it holds is
+    released (terminated, it would leave semaphores that Python reports leaked at shutdown);
+    whatever is still running ``grace`` seconds later is terminated."""
+    for process in processes:
+        if process.is_alive():
+            if os.name == "posix":
+                os.kill(process.pid, signal.SIGINT)
+            else:  # no SIGINT to another process on Windows
+                process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.terminate()
+
+
+def _train_worker(tasks, messages, corpora, stop) -> None:
+    """A process of _train_side_by_side: train models from ``tasks`` into the cache until a None,
+    or until ``stop`` is set (another job failed). A KeyboardInterrupt is the caller stopping it."""
+    try:
+        _train_jobs(tasks, messages, corpora, stop)
+    except KeyboardInterrupt:  # exit cleanly and quietly: the caller knows why
+        pass
+
+
+def _train_jobs(tasks, messages, corpora, stop) -> None:
     corpus = corpora.get()
     for index, config, recipe, init_weights in iter(tasks.get, None):
+        if stop.is_set():
+            return
         try:
             init = None
             if init_weights is not None:
@@ -426,7 +486,8 @@ def _train_worker(tasks, messages, corpora) -> None:
 
             _, history = _pretrained(config, recipe, corpus, init, True, False, on_step=report)
             messages.put(("done", index, history[-1]))
-        except BaseException:  # whatever it was, the parent must hear of it
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # whatever else it was, the parent must hear of it
             messages.put(("error", index, traceback.format_exc()))
             return
-
