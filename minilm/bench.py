@@ -18,6 +18,7 @@ from torch import nn
 from .data import batches, default_corpus
 from .model import LM, Config
 from .training import adamw, lm_loss, pick_device
+from .validation import positive_int
 
 
 def _synchronize(device: torch.device) -> None:
@@ -31,6 +32,7 @@ def _synchronize(device: torch.device) -> None:
 def step_time(model, x, y, repeats: int = 5) -> float:
     """Median seconds of one training step (forward, backward, AdamW) on the batch (x, y), after
     two warm-up steps. x and y are moved to the model's device."""
+    positive_int("repeats", repeats)
     device = next(model.parameters()).device  # any nn.Module: the benchmark times torch's own model too
     x, y = x.to(device), y.to(device)
     optimizer = adamw(model.parameters(), lr=1e-3)  # as train() steps

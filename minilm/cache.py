@@ -9,7 +9,7 @@ and ``training.py``. This module is not part of it: rewording a message here, or
 sampling and measurement, keeps every cached model.
 
 Its public face, which ``minilm.distributed`` uses too: ``cache_key``, ``cache_path``,
-``load_cached``, ``prepare_cache`` and ``save_atomic``.
+``resume_path``, ``load_cached``, ``prepare_cache`` and ``save_atomic``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ import json
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import tempfile
 import time
 import traceback
 import warnings
-from dataclasses import asdict
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import torch
@@ -33,8 +34,12 @@ from tqdm import tqdm
 
 from .data import Corpus, default_corpus
 from .model import LM, Config
-from .training import Recipe, initial_model, pick_device, train_by_recipe
+from .training import Recipe, check_init, check_pair, initial_model, pick_device, train_by_recipe
 from .validation import boolean
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
 def _state_digest(state: dict) -> str:
@@ -42,7 +47,31 @@ def _state_digest(state: dict) -> str:
     digest = hashlib.sha256()
     for name, tensor in sorted(state.items()):
         digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        digest.update(_tensor_bytes(tensor))
+    return digest.hexdigest()
+
+
+def _tree_digest(tree) -> str:
+    """sha256 of nested dicts and lists of tensors and plain values (an optimizer's state dict:
+    the moments exp_avg and exp_avg_sq of every parameter, its step, the learning rates)."""
+    digest = hashlib.sha256()
+
+    def visit(node):
+        if torch.is_tensor(node):
+            digest.update(f"tensor {node.dtype} {tuple(node.shape)}".encode())
+            digest.update(_tensor_bytes(node))
+        elif isinstance(node, dict):
+            for key in sorted(node, key=repr):
+                digest.update(f"key {key!r}".encode())
+                visit(node[key])
+        elif isinstance(node, (list, tuple)):
+            digest.update(f"list {len(node)}".encode())
+            for item in node:
+                visit(item)
+        else:
+            digest.update(f"value {node!r}".encode())
+
+    visit(tree)
     return digest.hexdigest()
 
 
@@ -50,10 +79,14 @@ def _state_fingerprint(model) -> str:
     return _state_digest(model.state_dict())[:16]
 
 
-def _checksum(state: dict, history: list) -> str:
-    """sha256 of a checkpoint's weights and loss history: stored beside them, checked on load,
-    so a flipped bit on disk means retraining, never a silently corrupted model."""
-    return hashlib.sha256((_state_digest(state) + json.dumps(history)).encode()).hexdigest()
+def _checksum(payload: dict) -> str:
+    """sha256 of a checkpoint's weights and loss history, and of a resume checkpoint's optimizer
+    state and step too: stored beside them, checked on load, so a flipped bit on disk means
+    retraining, never a silently corrupted model or a run resumed from corrupted moments."""
+    text = _state_digest(payload["state"]) + json.dumps(payload["history"])
+    if "optimizer" in payload:  # a resume checkpoint of minilm.distributed
+        text += _tree_digest(payload["optimizer"]) + json.dumps(payload.get("step"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 WEIGHT_CODE = ("model.py", "data.py", "training.py")  # the modules whose code decides trained weights
@@ -83,12 +116,27 @@ CODE_FINGERPRINT = code_fingerprint((Path(__file__).parent / name).read_text(enc
                                     for name in WEIGHT_CODE)
 
 
+def _key_fields(instance) -> dict:
+    """The fields of a Config, Recipe or RopeScaling as the key holds them: equal dataclasses give
+    equal keys. A float field holds a float (logn_base=64 equals 64.0, but JSON would write "64"
+    and "64.0", two cache files); tuples become lists, as JSON writes them."""
+    values = {}
+    for field in fields(instance):
+        value = getattr(instance, field.name)
+        if is_dataclass(value):
+            value = _key_fields(value)
+        elif "float" in str(field.type) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        values[field.name] = value
+    return values
+
+
 def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict:
     """Everything that decides the trained weights, as a JSON-able dict (exactly as stored:
     tuples become lists, so a key read back from a checkpoint compares equal)."""
     return json.loads(json.dumps({
-        "config": config.to_dict(),
-        "recipe": asdict(recipe),
+        "config": _key_fields(config),
+        "recipe": _key_fields(recipe),
         "corpus": corpus.fingerprint,
         "init": None if init is None else _state_fingerprint(init),
         "code": CODE_FINGERPRINT,
@@ -106,6 +154,12 @@ def cache_path(key: dict) -> Path:
     return cache_dir() / f"{digest}.pt"
 
 
+def resume_path(path: Path) -> Path:
+    """Where ``python -m minilm.distributed`` keeps its resume checkpoint of the model cached at
+    ``path``: named by the same key, so only a run of that key can resume it."""
+    return path.with_name(path.stem + ".resume.pt")
+
+
 TMP_SUFFIX = ".minilm.tmp"  # only files named so are ever removed from the cache folder
 STALE_TMP_SECONDS = 600     # a temporary file this old is a save that was killed, not one in progress
 
@@ -113,7 +167,7 @@ STALE_TMP_SECONDS = 600     # a temporary file this old is a save that was kille
 def save_atomic(payload: dict, path: Path) -> None:
     """Write ``payload`` (with "state" and "history") and their checksum to a temporary file in
     the same folder, then rename: a reader never sees half a file, and can tell a corrupted one."""
-    payload = {**payload, "sha256": _checksum(payload["state"], payload["history"])}
+    payload = {**payload, "sha256": _checksum(payload)}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=TMP_SUFFIX)
     os.close(fd)
@@ -162,7 +216,7 @@ def _payload_problem(payload: dict, expected: dict | None) -> str | None:
         for name, tensor in expected.items():
             if state[name].shape != tensor.shape or state[name].dtype != tensor.dtype:
                 return f"holds {name} of shape {tuple(state[name].shape)}, not {tuple(tensor.shape)}"
-    if payload.get("sha256") != _checksum(state, history):
+    if payload.get("sha256") != _checksum(payload):
         return "does not match its checksum (corrupted or written by an older minilm)"
     return None
 
@@ -200,6 +254,8 @@ def _checked_job(config, recipe, corpus, init) -> Corpus:
     if config.vocab_size != corpus.tokenizer.vocab_size:
         raise ValueError(f"config.vocab_size={config.vocab_size} but the corpus has "
                          f"{corpus.tokenizer.vocab_size} symbols")
+    check_pair(config, recipe)
+    check_init(config, init)
     return corpus
 
 
@@ -227,6 +283,7 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None)
     key = cache_key(config, recipe, corpus, init)
     path = cache_path(key)
     model = initial_model(config, recipe, init)
+    model.vocabulary = corpus.tokenizer.symbols  # measurement refuses a corpus of other symbols
     payload = load_cached(path, key, expected=model.state_dict()) if use_cache else None
     model.to(pick_device())
     if payload is not None:  # a read-only cache is fine for loading
@@ -242,6 +299,8 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None)
         state = {name: t.detach().cpu() for name, t in model.state_dict().items()}
         try:
             save_atomic({"key": key, "state": state, "history": history}, path)
+            # a command-line run of this model, interrupted, would otherwise keep its checkpoint forever
+            resume_path(path).unlink(missing_ok=True)
         except OSError as error:  # disk full, folder removed since: keep the model all the same
             warnings.warn(f"could not save the trained model to {path} ({error}); it is returned but not cached")
     return model, history
@@ -272,26 +331,40 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
         corpus = _checked_job(config, recipe, corpus, init)
         specs[name] = (config, recipe, init)
     missing = {}  # by cache file: a model asked for under two names trains once
-    for config, recipe, init in specs.values():
+    for name, (config, recipe, init) in specs.items():
         path = cache_path(cache_key(config, recipe, corpus, init))
         if not path.is_file():
-            missing[path] = (config, recipe, init)
+            missing.setdefault(path, (name, config, recipe, init))
     for path in missing:
         prepare_cache(path)  # an unwritable cache fails here, with pretrained()'s message
     missing = list(missing.values())
     workers = min(len(missing), cpu_cores())
     if pick_device().type == "cpu" and workers > 1:
         _train_side_by_side(missing, corpus, workers, progress)
-    return {name: _pretrained(config, recipe, corpus, init, True, progress)
-            for name, (config, recipe, init) in specs.items()}
+    models = {}
+    for name, (config, recipe, init) in specs.items():
+        try:  # the models trained before a failure stay cached: each is saved as it finishes
+            models[name] = _pretrained(config, recipe, corpus, init, True, progress)
+        except Exception as error:
+            raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed: "
+                               f"{type(error).__name__}: {error}") from error
+    return models
+
+
+def _describe(config, recipe) -> str:
+    return f"training {config.block} {config.norm} seed {recipe.seed}"
 
 
 def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: bool) -> None:
-    """Train each (config, recipe, init) of ``specs`` into the cache, in ``workers`` processes.
+    """Train each (name, config, recipe, init) of ``specs`` into the cache, in ``workers`` processes.
 
     Processes are started with "spawn" (a fresh interpreter: forking a process that already
     runs torch's threads can hang); a script that calls this must guard its top level with
-    ``if __name__ == "__main__":``, as multiprocessing asks. A worker's error is raised here.
+    ``if __name__ == "__main__":``, as multiprocessing asks. A worker's error is raised here,
+    naming the job by its ``name`` (the caller's key), once the other workers have finished the
+    jobs they hold (each is cached as it finishes; no new one starts). An interrupt (the notebook's
+    stop button) or a worker killed from outside stops every worker at once. Either way every
+    worker is waited for (none is left a zombie) and every queue closed.
 
     An unguarded script must end in that error, not hang: each worker imports the script,
     whose call of this function then fails at ``start()``. So the workers start before
@@ -301,21 +374,23 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
     wait at its exit to flush queues that a dead worker will never read."""
     context = multiprocessing.get_context("spawn")
     tasks, messages, corpora = context.Queue(), context.Queue(), context.Queue()
-    processes = [context.Process(target=_train_worker, args=(tasks, messages, corpora), daemon=True)
+    stop = context.Event()  # set when a job fails: the workers take no new job
+    processes = [context.Process(target=_train_worker, args=(tasks, messages, corpora, stop), daemon=True)
                  for _ in range(workers)]
     for process in processes:
         process.start()
     for queue_to_workers in (tasks, corpora):
         queue_to_workers.cancel_join_thread()
-    for index, (config, recipe, init) in enumerate(specs):
+    for index, (_, config, recipe, init) in enumerate(specs):
         init_weights = None if init is None else (init.config, {k: t.cpu() for k, t in init.state_dict().items()})
         tasks.put((index, config, recipe, init_weights))
     for _ in processes:
         tasks.put(None)  # one stop sign per worker
         corpora.put(corpus)
-    bar = tqdm(total=sum(recipe.steps for _, recipe, _ in specs), desc=f"training {len(specs)} models, "
+    bar = tqdm(total=sum(recipe.steps for _, _, recipe, _ in specs), desc=f"training {len(specs)} models, "
                f"{workers} at a time", disable=not progress, mininterval=0.5, file=sys.stdout)
-    final_loss = {}
+    final_loss, failed = {}, []  # failed: (index, the worker's traceback)
+    finished = False
     try:
         while len(final_loss) < len(specs):
             try:
@@ -327,32 +402,75 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
                         f"a training worker process died (exit code {dead[0]}); its error, if any, is printed "
                         "above. A script that calls pretrained_many must guard its top level with "
                         "`if __name__ == \"__main__\":` (each worker process imports the script)") from None
+                if all(p.exitcode is not None for p in processes) and messages.empty():
+                    if not failed:  # they stopped without a word: interrupted from outside
+                        raise RuntimeError("the training worker processes stopped before their jobs were done "
+                                           "(interrupted from outside?); the jobs that finished are cached")
+                    break  # after a failure: every worker has stopped, and all it sent is read
                 continue
             if kind == "error":
-                config, recipe, _ = specs[index]
-                raise RuntimeError(f"training {config.block} {config.norm} seed {recipe.seed} failed in its "
-                                   f"worker process:\n{value}")
-            if kind == "steps":
+                if not failed and progress and any(p.is_alive() for p in processes):
+                    print(f"job {specs[index][0]!r} failed; the jobs in progress finish (and are cached) first")
+                failed.append((index, value))
+                stop.set()
+            elif kind == "steps":
                 bar.update(value)
             else:
                 final_loss[index] = value
+        finished = True
     finally:
         bar.close()
+        if not finished:  # an interrupt or a killed worker: stop the rest now
+            _interrupt(processes)
         for process in processes:
-            if final_loss.keys() == set(range(len(specs))):
-                process.join()
-            else:  # an error or an interrupt: stop the rest now
-                process.terminate()
+            process.join()  # reaped: no <defunct> process left behind
+        for open_queue in (tasks, messages, corpora):
+            open_queue.close()
+    if failed:
+        index, error = failed[0]
+        name, config, recipe, _ = specs[index]
+        others = ", ".join(repr(specs[i][0]) for i, _ in failed[1:])
+        raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed in its worker process"
+                           f"{f' (and job(s) {others})' if others else ''}; the {len(final_loss)} job(s) that "
+                           f"finished are cached:\n{error}")
     if progress:
-        for index, (config, recipe, _) in enumerate(specs):
+        for index, (_, config, recipe, _) in enumerate(specs):
             print(f"{config.block} {config.norm} seed {recipe.seed}: {recipe.steps} steps, "
                   f"final loss {final_loss[index]:.3f}")
 
 
-def _train_worker(tasks, messages, corpora) -> None:
-    """A process of _train_side_by_side: train models from ``tasks`` into the cache until a None."""
+def _interrupt(processes, grace: float = 10.0) -> None:
+    """Stop worker processes in the middle of their jobs: a KeyboardInterrupt first (SIGINT, as
+    the stop button gives the caller), on which a worker exits cleanly, so that what it holds is
+    released (terminated, it would leave semaphores that Python reports leaked at shutdown);
+    whatever is still running ``grace`` seconds later is terminated."""
+    for process in processes:
+        if process.is_alive():
+            if os.name == "posix":
+                os.kill(process.pid, signal.SIGINT)
+            else:  # no SIGINT to another process on Windows
+                process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.terminate()
+
+
+def _train_worker(tasks, messages, corpora, stop) -> None:
+    """A process of _train_side_by_side: train models from ``tasks`` into the cache until a None,
+    or until ``stop`` is set (another job failed). A KeyboardInterrupt is the caller stopping it."""
+    try:
+        _train_jobs(tasks, messages, corpora, stop)
+    except KeyboardInterrupt:  # exit cleanly and quietly: the caller knows why
+        pass
+
+
+def _train_jobs(tasks, messages, corpora, stop) -> None:
     corpus = corpora.get()
     for index, config, recipe, init_weights in iter(tasks.get, None):
+        if stop.is_set():
+            return
         try:
             init = None
             if init_weights is not None:
@@ -368,7 +486,8 @@ def _train_worker(tasks, messages, corpora) -> None:
 
             _, history = _pretrained(config, recipe, corpus, init, True, False, on_step=report)
             messages.put(("done", index, history[-1]))
-        except BaseException:  # whatever it was, the parent must hear of it
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # whatever else it was, the parent must hear of it
             messages.put(("error", index, traceback.format_exc()))
             return
-

@@ -42,6 +42,11 @@ class CharTokenizer:
     def vocab_size(self) -> int:
         return len(self.chars)
 
+    @property
+    def symbols(self) -> str:
+        """Every symbol in id order: two tokenizers with the same symbols give the same ids."""
+        return "".join(self.chars)
+
     def encode(self, text: str) -> torch.Tensor:
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
@@ -101,6 +106,34 @@ class Corpus:
 _DEFAULT_CORPUS: Corpus | None = None
 
 
+def check_vocabulary(model, tokenizer: CharTokenizer, where: str = "this corpus") -> None:
+    """A model that knows its vocabulary (``model.vocabulary``: the symbols of the corpus it was
+    trained on, set by ``pretrained``) is used only with a tokenizer of the same symbols: another
+    corpus's ids stand for other characters, and its loss would be meaningless, silently. A model
+    without one (built by hand) is not checked."""
+    if not isinstance(tokenizer, CharTokenizer):
+        raise ValueError(f"tokenizer must be a corpus's tokenizer (corpus.tokenizer); got {tokenizer!r}")
+    vocabulary = getattr(model, "vocabulary", None)
+    if vocabulary is None or vocabulary == tokenizer.symbols:
+        return
+
+    def described(symbols):
+        return f"{len(symbols)} symbols, fingerprint {hashlib.sha256(symbols.encode()).hexdigest()[:8]}"
+
+    raise ValueError(f"the model was trained on another vocabulary ({described(vocabulary)}) than {where}'s "
+                     f"({described(tokenizer.symbols)}): its ids mean other characters; use the corpus it was "
+                     "trained on (corpus=...)")
+
+
+def check_no_target_leakage(causal: bool, task: str) -> None:
+    """A bidirectional model (causal=False) sees every position of its input, the next token
+    too: trained or measured on next-token prediction, it reads the answer (its loss falls far
+    below a causal model's, and means nothing). Masked LM is its task."""
+    if task == "causal" and not causal:
+        raise ValueError("a bidirectional model (causal=False) on task='causal' (next token, or retrieval) sees "
+                         "the token it predicts; use task='mlm' for it, or Config(causal=True)")
+
+
 def default_corpus() -> Corpus:
     """The Python documentation corpus, built once per process."""
     global _DEFAULT_CORPUS
@@ -120,6 +153,9 @@ def _windows(ids: torch.Tensor, batch_size: int, length: int, generator: torch.G
 def causal_batch(ids, batch_size: int, length: int, generator=None):
     """Random windows for next-token prediction: inputs x (B, T) and targets y = x shifted by one."""
     positive_int("length", length)
+    if length + 1 > len(ids):  # named here: _windows would report the window, one longer than asked
+        raise ValueError(f"length {length} needs {length + 1} tokens (the inputs and one more target); "
+                         f"the ids hold {len(ids)}")
     window = _windows(ids, batch_size, length + 1, generator)
     return window[:, :-1], window[:, 1:]
 
@@ -176,6 +212,11 @@ def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=
     if filler_len < 0:
         raise ValueError(f"length {length} is too short for a retrieval window: the needle, the question "
                          f"and the answer take {structure} characters, so length must be at least {structure - 1}")
+    if ids is not None and filler_len > len(ids):  # named here: _windows would report the filler's length, not the one asked
+        split = "validation" if ids is corpus.val else "training" if ids is corpus.train else None
+        text = f"the {split} split of corpus {corpus.name!r}" if split else "the ids"
+        raise ValueError(f"length {length} is too long for a retrieval window on {text} ({len(ids)} tokens): "
+                         f"its filler takes {filler_len}")
     tok = corpus.tokenizer
     mark, question = tok.encode(RETRIEVAL_MARK), tok.encode(RETRIEVAL_QUESTION)
     digit_ids = tok.encode("0123456789")
@@ -235,7 +276,8 @@ def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=
     filler_ids = ids if filler == "text" else None
     if retrieval:  # a length too short for the needle fails here
         retrieval_batch(corpus, filler_ids, 1, min(choices), filler=filler)
-    return _stream(corpus, ids, task, batch_size, choices, seed, retrieval, filler)
+    # int(seed): random and torch take no numpy seed
+    return _stream(corpus, ids, task, batch_size, choices, int(seed), retrieval, filler)
 
 
 def _stream(corpus, ids, task, batch_size, choices, seed, retrieval, filler):

@@ -27,7 +27,10 @@ Resuming: every ``--checkpoint-every`` steps rank 0 writes model, optimizer, ste
 loss history to ``<cache file>.resume.pt``; a rerun of the same command loads it and
 fast-forwards the batch stream (it is deterministic from the seed) by drawing and
 discarding ``step`` batches. ``--stop-after K`` ends the run cleanly after step K, with
-a checkpoint: to split a long run into jobs, or to test resuming.
+a checkpoint: to split a long run into jobs, or to test resuming (a checkpoint already at K
+or past it: nothing to do). A checkpoint is named by its run's key, so no other run could
+resume it: one that cannot be resumed (corrupted, or made for another key) is removed, and
+so is one whose model is trained. A run that diverges stops with the step, and caches nothing.
 """
 
 from __future__ import annotations
@@ -36,15 +39,16 @@ import argparse
 import json
 import os
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
 from .data import Corpus, default_corpus
-from .cache import cache_key, cache_path, load_cached, prepare_cache, save_atomic
+from .cache import cache_key, cache_path, load_cached, prepare_cache, resume_path, save_atomic
 from .model import Config
-from .training import Recipe, initial_model, pick_device, train_by_recipe
+from .training import Recipe, check_finite_weights, check_pair, initial_model, pick_device, train_by_recipe
 
 
 class _Throughput:
@@ -79,12 +83,35 @@ class _Stop(Exception):
 
 
 def _json(text: str) -> dict:
-    """A JSON object given inline or as the path of a file."""
-    if not text.lstrip().startswith("{") and Path(text).is_file():
-        text = Path(text).read_text()
-    values = json.loads(text)
+    """A JSON object given inline or as the path of a file. What is wrong with it, argparse
+    reports under the option's name: no such file, a directory, an empty file, where the JSON breaks."""
+    source = "the JSON"
+    if not text.lstrip().startswith("{"):  # the path of a file, or JSON that is not an object
+        path = Path(text)
+        if path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text} is a directory, not a JSON file")
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise argparse.ArgumentTypeError(f"cannot read {path}: {error}") from None
+            if not text.strip():
+                raise argparse.ArgumentTypeError(f"file {path} is empty; it must hold a JSON object such as "
+                                                 '{"steps": 100}')
+            source = f"file {path}"
+        else:
+            try:
+                json.loads(text)
+            except json.JSONDecodeError:
+                raise argparse.ArgumentTypeError(f"{text!r} is neither a JSON object nor a file (no such file)"
+                                                 ) from None
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"{source} is not valid JSON: {error.msg} at line {error.lineno} "
+                                         f"column {error.colno}") from None
     if not isinstance(values, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object; got {text!r}")
+        raise argparse.ArgumentTypeError(f'expected a JSON object such as {{"steps": 100}}; got {text!r}')
     return values
 
 
@@ -120,20 +147,48 @@ def setup():
     return dist.get_rank(), dist.get_world_size(), device
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    corpus = Corpus.from_file(args.corpus) if args.corpus else default_corpus()
-    config = Config(**{"vocab_size": corpus.tokenizer.vocab_size, **args.config})
+def _config_and_recipe(args, corpus):
+    """The Config and Recipe of --config and --recipe; a bad one exits naming its option."""
+    try:
+        config = Config.from_dict({"vocab_size": corpus.tokenizer.vocab_size, **args.config})
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"--config: {error}") from None
     if config.vocab_size != corpus.tokenizer.vocab_size:
         raise SystemExit(f"config vocab_size={config.vocab_size} but the corpus has "
                          f"{corpus.tokenizer.vocab_size} symbols")
-    recipe_fields = dict(args.recipe)
-    if recipe_fields.get("lengths") is not None:
-        recipe_fields["lengths"] = tuple(recipe_fields["lengths"])
-    recipe = Recipe(**recipe_fields)
+    known = [f.name for f in fields(Recipe)]
+    unknown = [key for key in args.recipe if key not in known]
+    if unknown:
+        raise SystemExit(f"--recipe: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(known)}")
+    try:
+        recipe = Recipe(**args.recipe)  # lengths as JSON gives them, a list: Recipe makes it a tuple
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"--recipe: {error}") from None
+    try:
+        check_pair(config, recipe)
+    except ValueError as error:
+        raise SystemExit(f"--config and --recipe: {error}") from None
+    return config, recipe
+
+
+def _resumable(path: Path, key: dict, log):
+    """The resume checkpoint at ``path`` if it can be resumed, else None. One that cannot
+    (corrupted, made for another key: load_cached warns which) is removed: it is named by this
+    key, so no other run would ever resume it."""
+    checkpoint = load_cached(path, key)
+    if checkpoint is None and path.is_file():
+        path.unlink(missing_ok=True)
+        log(f"removed {path.name}: it cannot be resumed (see the warning above); starting afresh")
+    return checkpoint
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    corpus = Corpus.from_file(args.corpus) if args.corpus else default_corpus()
+    config, recipe = _config_and_recipe(args, corpus)
     key = cache_key(config, recipe, corpus)
     path = cache_path(key)
-    resume_path = path.with_name(path.stem + ".resume.pt")
+    checkpoint_path = resume_path(path)
 
     rank, world, device = setup()
     log = print if rank == 0 else (lambda *a, **k: None)
@@ -144,12 +199,19 @@ def main(argv=None) -> None:
         found = [None, None]
         if rank == 0:
             done = load_cached(path, key) is not None
-            found = [done, None if done else load_cached(resume_path, key)]
+            found = [done, None if done else _resumable(checkpoint_path, key, log)]
+            if done and checkpoint_path.is_file():  # of a run interrupted after the model was trained
+                checkpoint_path.unlink(missing_ok=True)
+                log(f"removed {checkpoint_path.name}: its model is trained, so it is of no use")
         if world > 1:
             dist.broadcast_object_list(found, src=0)
         done, checkpoint = found
         if done:
             log(f"already trained, nothing to do: {path}")
+            return
+        if checkpoint is not None and args.stop_after is not None and checkpoint["step"] >= args.stop_after:
+            log(f"the checkpoint is already at step {checkpoint['step']}, at or past --stop-after {args.stop_after}: "
+                "nothing to do (rerun without --stop-after, or with a later step, to continue)")
             return
         if rank == 0:
             prepare_cache(path)  # an unwritable cache fails now, not after training
@@ -176,9 +238,12 @@ def main(argv=None) -> None:
             if step % args.log_every == 0 or step == recipe.steps:
                 log(f"step {step}/{recipe.steps}  loss {history[-1]:.4f}  {speed}".rstrip(), flush=True)
             stop = step == args.stop_after and step < recipe.steps
-            if rank == 0 and step < recipe.steps and (step % args.checkpoint_every == 0 or stop):
-                save_atomic({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
-                              "step": step, "history": list(history)}, resume_path)
+            if step < recipe.steps and (step % args.checkpoint_every == 0 or stop):
+                # never a checkpoint of ruined weights; every rank checks (they hold the same weights)
+                check_finite_weights(model, step, recipe.lr)
+                if rank == 0:
+                    save_atomic({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
+                                 "step": step, "history": list(history)}, checkpoint_path)
             if stop:
                 raise _Stop
 
@@ -188,12 +253,16 @@ def main(argv=None) -> None:
             history = train_by_recipe(model, recipe, speed.count(stream), progress=False, shard=(rank, world),
                                       resume=resume, on_step=on_step)
         except _Stop:
-            log(f"stopped after step {args.stop_after}; checkpoint {resume_path.name}; rerun to resume")
+            log(f"stopped after step {args.stop_after}; checkpoint {checkpoint_path.name}; rerun to resume")
             return
+        except FloatingPointError as error:  # diverged: a rerun would diverge again, from its checkpoint too
+            if rank == 0:
+                checkpoint_path.unlink(missing_ok=True)
+            raise SystemExit(f"minilm.distributed: {error}; nothing was cached, and no checkpoint is kept") from None
         log(f"done: {recipe.steps - start} steps in {time.perf_counter() - started:.1f} s  {speed}".rstrip())
         if rank == 0:  # exactly what pretrained() stores
             save_atomic({"key": key, "state": _cpu_state(model), "history": history}, path)
-            resume_path.unlink(missing_ok=True)
+            checkpoint_path.unlink(missing_ok=True)
             log(f"written: {path}")
     finally:
         if world > 1:

@@ -13,18 +13,40 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_rows
+from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
+                   retrieval_rows)
 from .model import log_row_sums
-from .validation import finite_number, one_of, positive_int, positive_ints
+from .validation import finite_number, finite_numbers, integer, one_of, positive_int, positive_ints
 
 EVAL_SEED = 1234
 SEARCH_SEED = 4321  # the batches a setting (a temperature) is chosen on: never the ones it is scored on
+
+
+def check_measurable(model, corpus: Corpus, task: str = "causal") -> None:
+    """What every measurement of ``model`` on ``corpus`` needs: the corpus is one, with the
+    vocabulary the model was trained on (data.check_vocabulary), and a bidirectional model is
+    never scored on next-token prediction, where it sees the answer (data.check_no_target_leakage)."""
+    if not isinstance(corpus, Corpus):
+        raise ValueError(f"corpus must be a minilm.Corpus; got {type(corpus).__name__}")
+    check_vocabulary(model, corpus.tokenizer, f"corpus {corpus.name!r}")
+    config = getattr(model, "config", None)  # a stand-in model (a test's oracle) may have none
+    if config is not None:
+        check_no_target_leakage(config.causal, task)
+
+
+def _token_ids(model, idx) -> torch.Tensor:
+    """idx, a (B, T) tensor of token ids, on the model's device (the model checks the ids)."""
+    if not torch.is_tensor(idx) or idx.ndim != 2:
+        got = f"shape {tuple(idx.shape)}" if torch.is_tensor(idx) else type(idx).__name__
+        raise ValueError(f"idx must be a (B, T) LongTensor of token ids; got {got}")
+    return idx.to(model.device)
 
 
 def eval_batches(corpus: Corpus, *, task: str, length: int, batch_size: int = 16, n_batches: int = 4,
                  seed: int = EVAL_SEED, device=None):
     """A fixed list of (x, y) validation batches (the same for every model), on ``device``
     (pass ``model.device``; default the CPU)."""
+    positive_int("n_batches", n_batches)
     stream = batches(corpus, task=task, batch_size=batch_size, length=length, split="val", seed=seed)
     return [(x.to(device), y.to(device)) for x, y in (next(stream) for _ in range(n_batches))]
 
@@ -37,7 +59,7 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
 
     For 'mlm', positions that are not targets hold NaN (loss) and False (correct).
     """
-    positive_int("n_batches", n_batches)
+    check_measurable(model, corpus, task)
     model.eval()
     losses, correct = [], []
     for x, y in eval_batches(corpus, task=task, length=length, batch_size=batch_size,
@@ -45,6 +67,10 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
         logits = model(x, **overrides)
         loss = F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE_INDEX, reduction="none")
         counted = y != IGNORE_INDEX
+        if not (loss.isfinite() | ~counted).all().item():  # else NaN, our mark of "no target", would hide it
+            raise ValueError(f"the model's loss is not finite (inf or nan) at length {length}: its weights or "
+                             "temperatures hold inf or nan (a diverged model?), or an override makes its logits "
+                             "overflow")
         losses.append(torch.where(counted, loss, torch.nan).cpu())
         correct.append(((logits.argmax(-1) == y) & counted).cpu())
     return torch.cat(losses), torch.cat(correct)
@@ -86,12 +112,17 @@ def prefix_gap(model, idx: torch.Tensor, T: int, **overrides) -> float:
     """max |logits(x_{<T}) - logits(x)_{<T}|: how far the first T positions of a sequence, run
     alone, are from what they computed inside the longer sequence (0 for a causal model whose
     rows do not depend on the sequence length)."""
-    idx = idx.to(model.device)
+    idx = _token_ids(model, idx)
+    integer("T", T, at_least=1)
+    if T > idx.shape[1]:
+        raise ValueError(f"T must be at most the length of idx ({idx.shape[1]}); got {T}")
     return (model(idx[:, :T], **overrides) - model(idx, **overrides)[:, :T]).abs().max().item()
 
 
 def bucket_means(values: torch.Tensor, bucket: int) -> torch.Tensor:
     """Average the last dimension in consecutive buckets of ``bucket`` positions (a partial last bucket too)."""
+    if not torch.is_tensor(values):
+        raise ValueError(f"values must be a tensor; got {type(values).__name__}")
     positive_int("bucket", bucket)
     T = values.shape[-1]
     if T == 0:
@@ -105,6 +136,8 @@ def entropy(weights: torch.Tensor) -> torch.Tensor:
     For softmax p = a; for relu^2 / n it is the shape of the row, whatever its total.
     A row of zeros has entropy 0.
     """
+    if not torch.is_tensor(weights):
+        raise ValueError(f"weights must be a tensor; got {type(weights).__name__}")
     total = weights.sum(-1, keepdim=True)
     p = weights / torch.where(total > 0, total, torch.ones_like(total))
     return -torch.special.xlogy(p, p).sum(-1)
@@ -114,7 +147,7 @@ def entropy(weights: torch.Tensor) -> torch.Tensor:
 def attention_entropy(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     """Attention entropy per layer, head and query position, averaged over the batch: (n_layer, H, T)."""
     model.eval()
-    _, weights = model(idx.to(model.device), return_weights=True, **overrides)
+    _, weights = model(_token_ids(model, idx), return_weights=True, **overrides)
     return torch.stack([entropy(w).mean(0) for w in weights]).cpu()
 
 
@@ -126,7 +159,7 @@ def log_normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     (what relu2_norm divides by, and what relu2 replaces with n). Averaging log Z (not Z)
     keeps a few rows with huge logits from dominating."""
     model.eval()
-    _, scores = model(idx.to(model.device), return_scores=True, **overrides)
+    _, scores = model(_token_ids(model, idx), return_scores=True, **overrides)
     norm = "softmax" if model.config.norm == "softmax" else "relu2"
     return torch.stack([log_row_sums(s, norm=norm).mean(0) for s in scores]).cpu()
 
@@ -139,6 +172,9 @@ def ngram_baselines(corpus: Corpus, smoothing: float = 0.01) -> dict:
     """
     V = corpus.tokenizer.vocab_size
     train, val = corpus.train, corpus.val
+    if len(train) < 2 or len(val) < 2:  # no bigram to count or to score: the loss would be nan
+        raise ValueError(f"ngram_baselines needs at least 2 tokens in each split of corpus {corpus.name!r}; its "
+                         f"training split holds {len(train)}, its validation split {len(val)}")
     unigram = torch.bincount(train, minlength=V).double() + smoothing
     bigram = torch.zeros(V, V, dtype=torch.float64)
     bigram.index_put_((train[:-1], train[1:]), torch.ones(len(train) - 1, dtype=torch.float64),
@@ -156,8 +192,17 @@ def position_probe_r2(hidden: torch.Tensor, n_train: int) -> float:
     w = argmin_w sum_{s < n_train} sum_t ([h_{s,t}, 1] . w - t)^2 (least squares, with a bias),
     then score it on the other sequences: R^2 = 1 - sum (t_hat - t)^2 / sum (t - mean t)^2.
     1: the position can be read off linearly; 0 or less: no better than the mean position."""
+    if not torch.is_tensor(hidden) or hidden.ndim != 3:
+        got = f"shape {tuple(hidden.shape)}" if torch.is_tensor(hidden) else type(hidden).__name__
+        raise ValueError(f"hidden must be a tensor (N, T, d) of hidden states; got {got}")
     hidden = hidden.detach().cpu().float()  # a small fit, done on the CPU on every device
     N, T, d = hidden.shape
+    if T < 2:  # one position: nothing to tell apart, and R^2 divides by zero
+        raise ValueError(f"hidden must hold at least 2 positions per sequence; got shape {(N, T, d)}")
+    integer("n_train", n_train, at_least=1)
+    if n_train >= N:
+        raise ValueError(f"n_train must be in [1, {N - 1}]: of hidden's {N} sequences it fits on n_train and "
+                         f"keeps the others as sequences to score; got {n_train}")
     features = torch.cat([hidden, torch.ones(N, T, 1)], dim=-1)
     position = torch.arange(T, dtype=torch.float).expand(N, T)
     w = torch.linalg.lstsq(features[:n_train].reshape(-1, d + 1), position[:n_train].reshape(-1, 1)).solution
@@ -170,7 +215,11 @@ def growth_exponent(ns, values) -> float:
     """b in value ~ a * n^b, by a least-squares line through (log n, log value).
 
     b = 1: grows like n (O(n)); b = 0: does not grow (O(1))."""
-    ns, values = torch.as_tensor(ns, dtype=torch.float64), torch.as_tensor(values, dtype=torch.float64)
+    try:
+        ns, values = torch.as_tensor(ns, dtype=torch.float64), torch.as_tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):  # torch's message would be about dimensions or 'str'
+        raise ValueError(f"growth_exponent needs numbers: ns and values must be lists of numbers; got {ns!r} "
+                         f"and {values!r}") from None
     if ns.ndim != 1 or ns.shape != values.shape or len(ns) < 2:
         raise ValueError(f"growth_exponent needs two or more (n, value) pairs, as many ns as values; "
                          f"got {ns.tolist()} and {values.tolist()}")
@@ -191,8 +240,10 @@ def retrieval_prompts(corpus: Corpus, length: int, depth: float, *, trials: int,
     from the validation split (or random letters, filler='random'): (x, y, needle), needle (trials,)
     the position of the "@" in each row. The same seed gives the same prompts, so every model and
     setting sees the same trials."""
+    positive_int("trials", trials)  # named here: retrieval_rows would call it batch_size
+    integer("seed", seed)
     return retrieval_rows(corpus, corpus.val if filler == "text" else None, trials, length,
-                          torch.Generator().manual_seed(seed), depth=depth, filler=filler)
+                          torch.Generator().manual_seed(int(seed)), depth=depth, filler=filler)
 
 
 def exact_match(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -221,9 +272,10 @@ def retrieval_accuracy(model, corpus: Corpus, lengths, depths, *, trials: int = 
     One forward pass per cell: greedy decoding returns the key exactly when the argmax is
     right at every answer position given the digits before it (see data.retrieval_batch)."""
     positive_ints("lengths", lengths)
-    if not isinstance(depths, (list, tuple)) or not depths:
-        raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
+    finite_numbers("depths", depths, at_least=0, at_most=1)  # all of them, before the first cell runs
     positive_int("trials", trials)
+    integer("seed", seed)
+    check_measurable(model, corpus)
     model.eval()
     result = torch.zeros(len(lengths), len(depths))
     for a, length in enumerate(lengths):
@@ -254,8 +306,9 @@ def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0
     positive_int("length", length)
     positive_int("trials", trials)
     one_of("rows", rows, ATTENTION_ROWS)
-    if not isinstance(depths, (list, tuple)) or not depths:
-        raise ValueError(f"depths must be a non-empty list of numbers in [0, 1]; got {depths!r}")
+    finite_numbers("depths", depths, at_least=0, at_most=1)
+    integer("seed", seed)
+    check_measurable(model, corpus)
     model.eval()
     queries = slice(length - RETRIEVAL_DIGITS, length - RETRIEVAL_DIGITS + 1 if rows == "question" else length)
     masses, entropies = [], []
@@ -266,7 +319,7 @@ def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0
         masses.append(needle_mass(attention, needle).mean((0, 3)))
         entropies.append(entropy(attention).mean((0, 3)))
     return {"mass": torch.stack(masses).mean(0), "entropy": torch.stack(entropies).mean(0),
-            "keys": length - RETRIEVAL_DIGITS + 1}
+            "keys": int(length) - RETRIEVAL_DIGITS + 1}
 
 
 def seed_interval(values, *, level: float = 0.9) -> tuple:
@@ -312,14 +365,36 @@ def bootstrap_interval(rows: torch.Tensor, statistic, *, resamples: int = 1000, 
     """A percentile bootstrap interval for ``statistic(rows)``: resample the rows (sequences)
     with replacement ``resamples`` times and return the (1-level)/2 and (1+level)/2 quantiles
     of the statistic. Sequences, not tokens, are resampled: tokens of one sequence are not
-    independent."""
+    independent.
+
+    ``rows``: a tensor (or a list) with one row per sequence. Bool or integer rows (the exact
+    matches of retrieval_accuracy's prompts) are resampled as floats, so a mean is a fraction."""
+    if not callable(statistic):
+        raise ValueError(f"statistic must be callable (rows -> one number), e.g. torch.mean; got {statistic!r}")
     positive_int("resamples", resamples)
     finite_number("level", level, above=0, at_most=1)
-    generator = torch.Generator().manual_seed(seed)
-    values = torch.tensor([float(statistic(rows[torch.randint(0, len(rows), (len(rows),), generator=generator)]))
+    integer("seed", seed)
+    if not torch.is_tensor(rows):
+        try:
+            rows = torch.as_tensor(rows)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"rows must be a tensor, or a list of numbers, one per sequence; got {rows!r}") from None
+    if rows.ndim == 0 or len(rows) == 0:
+        raise ValueError(f"rows must hold at least one row (sequence) to resample; got shape {tuple(rows.shape)}")
+    if not rows.is_floating_point():
+        rows = rows.float()
+    generator = torch.Generator().manual_seed(int(seed))  # int: torch takes no numpy seed
+    values = torch.tensor([_one_number(statistic(rows[torch.randint(0, len(rows), (len(rows),), generator=generator)]))
                            for _ in range(resamples)])
     low, high = torch.quantile(values, torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=values.dtype))
     return low.item(), high.item()
+
+
+def _one_number(value) -> float:
+    """A statistic's value as a float: one number, or a tensor that holds exactly one."""
+    if torch.is_tensor(value) and value.numel() != 1:
+        raise ValueError(f"statistic must return one number; got a tensor of shape {tuple(value.shape)}")
+    return float(value)
 
 
 def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: float = 0.1,

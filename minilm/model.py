@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from .validation import boolean, finite_number, one_of, positive_int
+from .validation import boolean, finite_number, integer, one_of, plain_fields, positive_int
 
 NORMS = ("softmax", "relu2", "relu2_norm")
 N_MODES = ("length", "row")  # besides a positive int (a fixed n)
@@ -33,6 +33,7 @@ ROPE_SCALINGS = ("pi", "ntk", "yarn")
 
 def keys_seen(T: int, causal: bool, device=None) -> torch.Tensor:
     """n_i, the number of keys query i sees: i + 1 when causal, T when not. Shape (T,)."""
+    integer("T", T, at_least=0)
     if causal:
         return torch.arange(1, T + 1, device=device, dtype=torch.float32)
     return torch.full((T,), float(T), device=device)
@@ -71,13 +72,18 @@ def check_attention_setting(norm, n, logn_base):
         finite_number("logn_base", logn_base, above=1, why="the training length L")
 
 
-def _check_attend_args(q, k, v, norm, n, scale, logn_base, row_scale):
+def _check_attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale):
     check_attention_setting(norm, n, logn_base)
+    boolean("causal", causal)
+    if not all(torch.is_tensor(t) for t in (q, k, v)):
+        raise ValueError(f"q, k and v must be tensors; got {', '.join(type(t).__name__ for t in (q, k, v))}")
     if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
         raise ValueError(
             "attend expects q, k of shape (B, H, T, d) and v of shape (B, H, T, e); got "
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
         )
+    if not (q.dtype == k.dtype == v.dtype and q.is_floating_point()):
+        raise ValueError(f"q, k and v must be floating point, of one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     if torch.is_tensor(scale) and scale.shape != (q.shape[1],):
         raise ValueError(
             f"a tensor scale holds one temperature per head, shape ({q.shape[1]},); got {tuple(scale.shape)}"
@@ -206,7 +212,7 @@ def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_bas
     return_weights=True the pair (out, weights (B, H, T, T)), in the dtype of q.
     float16 and bfloat16 are computed in float32 and cast back, as the fused kernel does.
     """
-    _check_attend_args(q, k, v, norm, n, scale, logn_base, row_scale)
+    _check_attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale)
     if torch.is_tensor(scale) and not torch.isfinite(scale).all().item():  # one host-device sync
         raise ValueError(f"scale must be finite (one temperature per head); got {scale.tolist()}")
     return _attend(q, k, v, norm=norm, causal=causal, n=n, scale=scale, logn_base=logn_base,
@@ -257,6 +263,7 @@ class RopeScaling:
     train_len: int
 
     def __post_init__(self):
+        plain_fields(self)
         one_of("RoPE scaling", self.kind, ROPE_SCALINGS)
         # inf would turn the frequencies into 0 or nan
         finite_number("RoPE scaling factor", self.factor, at_least=1, why="target / training length")
@@ -302,6 +309,7 @@ def yarn_logit_scale(factor: float) -> float:
 
 def rope_angles(T: int, dim: int, base: float = 10000.0, device=None, scaling: RopeScaling | None = None):
     """theta_{t,i} = t * theta_i for position t and frequency i < dim/2. Shape (T, dim/2)."""
+    integer("T", T, at_least=0)
     positions = torch.arange(T, device=device, dtype=torch.float32)
     return torch.outer(positions, rope_frequencies(dim, base, scaling, device))
 
@@ -311,6 +319,9 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
     x: (..., T, dim); angles: (T, dim/2).
     """
+    if angles.shape != (x.shape[-2], x.shape[-1] // 2):
+        raise ValueError(f"angles must be (T, dim/2) = {(x.shape[-2], x.shape[-1] // 2)} for x of shape "
+                         f"{tuple(x.shape)}; got {tuple(angles.shape)}")
     x1, x2 = x[..., 0::2], x[..., 1::2]
     cos, sin = angles.cos().to(x), angles.sin().to(x)
     rotated = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
@@ -322,9 +333,12 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 # ----------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    """Everything that decides the architecture. Invalid combinations fail here, at construction."""
+    """Everything that decides the architecture. Invalid combinations fail here, at construction.
+
+    Frozen: a field changed afterwards would skip these checks, and change what a model already
+    built from the config computes; make another with ``dataclasses.replace(config, n_head=2)``."""
 
     vocab_size: int
     block: str = "transformer"   # "gau" or "transformer"
@@ -344,6 +358,7 @@ class Config:
     learn_temperature: bool = False  # train model.temperature with the rest (with logn_base: Scalable-Softmax)
 
     def __post_init__(self):
+        plain_fields(self)
         for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_qk", "expansion", "max_len"):
             positive_int(f"Config.{name}", getattr(self, name))
         one_of("block", self.block, BLOCKS)
@@ -360,7 +375,7 @@ class Config:
             if set(self.rope_scaling) != {"kind", "factor", "train_len"}:
                 raise ValueError("Config.rope_scaling as a dict needs exactly the keys 'kind', 'factor', "
                                  f"'train_len'; got {self.rope_scaling!r}")
-            self.rope_scaling = RopeScaling(**self.rope_scaling)
+            object.__setattr__(self, "rope_scaling", RopeScaling(**self.rope_scaling))  # frozen: set once, here
         if self.rope_scaling is not None and self.pos != "rope":
             raise ValueError(f"rope_scaling={self.rope_scaling} needs pos='rope'; got pos={self.pos!r}")
         if self.pos == "rope":
@@ -498,6 +513,9 @@ class LM(nn.Module):
         self.temperature = nn.Parameter(torch.ones(config.n_layer, config.n_head),
                                         requires_grad=config.learn_temperature)
         nn.init.normal_(self.embed.weight, std=0.02)
+        # The symbols of the tokenizer it was trained with, set by pretrained(): measuring it on a
+        # corpus of other symbols is then an error (data.check_vocabulary). None: not checked.
+        self.vocabulary: str | None = None
 
     @property
     def device(self) -> torch.device:
@@ -576,5 +594,6 @@ class LM(nn.Module):
         bad = idx[(idx < 0) | (idx >= vocab)]
         if bad.numel():
             raise ValueError(f"token id {bad[0].item()} is out of range: ids must be in [0, {vocab}) "
-                             f"(vocab_size={vocab})")
+                             f"(vocab_size={vocab}); were they made by another corpus's tokenizer than the "
+                             "model was trained with?")
         raise ValueError(f"model.temperature must be finite; got {self.temperature.tolist()}")

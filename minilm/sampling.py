@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from .data import Corpus, check_vocabulary
 from .model import LM
 from .validation import finite_number, integer, positive_int
 
@@ -12,6 +13,9 @@ from .validation import finite_number, integer, positive_int
 def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, temperature: float = 0.8,
              top_k: int | None = None, context: int | None = None, seed: int = 0) -> str:
     """Sample characters one at a time from a causal model; returns the prompt and its continuation.
+
+    ``tokenizer``: the corpus's (``corpus.tokenizer``, or the corpus itself); a model from
+    ``pretrained`` refuses one of other symbols than it was trained with.
 
     ``temperature`` divides the output logits before sampling (the usual sampling temperature;
     < 1 is greedier). It is not ``model.temperature``, which multiplies attention logits.
@@ -30,8 +34,11 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
         if context > model.config.max_len:
             raise ValueError(f"context must be at most the model's max_len={model.config.max_len}; got {context}")
     integer("seed", seed)
+    if isinstance(tokenizer, Corpus):  # the corpus itself will do
+        tokenizer = tokenizer.tokenizer
+    check_vocabulary(model, tokenizer, "the tokenizer")
     # Sampling draws from a CPU generator, so a seed gives the same text on every device.
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(int(seed))  # int: torch takes no numpy seed
     context = model.config.max_len if context is None else context
     idx = tokenizer.encode(prompt).to(model.device).unsqueeze(0)
     for _ in range(max_new_tokens):

@@ -13,10 +13,10 @@ from contextlib import contextmanager
 import torch
 
 from .data import Corpus, batches
-from .measure import EVAL_SEED, bucket_means, loss_by_length, loss_by_position
+from .measure import EVAL_SEED, bucket_means, check_measurable, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
-from .validation import boolean, finite_number, positive_int
+from .validation import boolean, finite_number, finite_numbers, is_sequence, positive_int
 
 
 def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
@@ -26,7 +26,7 @@ def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
 
 
 def _checked_grid(grid) -> list:
-    if not isinstance(grid, (list, tuple)) or not grid:
+    if not is_sequence(grid) or len(grid) == 0:
         raise ValueError(f"grid must be a non-empty list of temperatures; got {grid!r}")
     for lam in grid:
         finite_number("each lambda of grid", lam)
@@ -44,12 +44,24 @@ def temperature(model, value=None):
         if value is not None:
             if not torch.is_tensor(value):
                 finite_number("temperature", value)
+            elif not _broadcasts_to(value.shape, saved.shape):
+                raise ValueError(f"temperature must be a number or a tensor that broadcasts to model.temperature's "
+                                 f"shape {tuple(saved.shape)} (n_layer, n_head); got shape {tuple(value.shape)}")
+            elif not torch.isfinite(value).all():
+                raise ValueError(f"temperature must be finite; got {value.tolist()}")
             with torch.no_grad():
                 model.temperature.copy_(torch.as_tensor(value, dtype=saved.dtype).expand_as(saved))
         yield model
     finally:
         with torch.no_grad():
             model.temperature.copy_(saved)
+
+
+def _broadcasts_to(shape, target) -> bool:
+    try:
+        return torch.broadcast_shapes(shape, target) == target
+    except RuntimeError:
+        return False
 
 
 @torch.no_grad()
@@ -74,6 +86,7 @@ def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *,
     lambda of ``grid``: shape (len(grid), length), over ``sequences`` validation sequences (those
     of ``seed``). The per-position fit of Wang et al.'s code reads the best lambda at each position
     off this table. Restores ``model.temperature`` on any exit."""
+    positive_int("sequences", sequences)
     rows = []
     with temperature(model):
         for lam in _checked_grid(grid):
@@ -101,6 +114,7 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     too, so an interrupted run leaves the model exactly as it found it."""
     finite_number("start", start)
     boolean("clamp", clamp)
+    check_measurable(model, corpus)  # trained on this corpus's text, next token: as measured
     stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval,
                      filler=filler)
     after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
@@ -145,6 +159,10 @@ def length_rule(rule: str, n: float, L: float) -> float:
     """
     if rule not in LENGTH_RULES:
         raise ValueError(f"unknown length rule {rule!r}; allowed: {', '.join(map(repr, LENGTH_RULES))}")
+    finite_number("n", n, above=0, why="the number of keys")
+    log_base = rule in ("su", "qwen")  # log_L n: L = 1 is no base
+    finite_number("L", L, above=1 if log_base else 0,
+                  why=f"the training length; rule {rule!r} takes logs to base L" if log_base else "the training length")
     s = n / L
     if rule == "su":
         return math.log(n) / math.log(L)
@@ -159,11 +177,13 @@ def fit_log_slope(ratios, lambdas) -> float:
     """c of the least-squares fit lambda = 1 + c ln s (no intercept: lambda = 1 at s = 1).
 
     c = sum_k ln(s_k) (lambda_k - 1) / sum_k ln(s_k)^2."""
+    finite_numbers("ratios", ratios, above=0)
+    finite_numbers("lambdas", lambdas)
     x = [math.log(s) for s in ratios]
     if len(x) != len(lambdas) or not any(x):
         raise ValueError(f"fit_log_slope needs as many lambdas as ratios and some ratio != 1; "
                          f"got ratios={list(ratios)!r}, lambdas={list(lambdas)!r}")
-    return sum(a * (lam - 1) for a, lam in zip(x, lambdas)) / sum(a * a for a in x)
+    return float(sum(a * (lam - 1) for a, lam in zip(x, lambdas)) / sum(a * a for a in x))
 
 
 def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
@@ -177,6 +197,9 @@ def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
     grid = _checked_grid(grid)
     positive_int("L", L)
     positive_int("bucket", bucket)
+    if not torch.is_tensor(table):
+        raise ValueError(f"table must be a tensor (len(grid), T), as uniform_temperature_by_position returns; "
+                         f"got {type(table).__name__}")
     if table.ndim != 2 or table.shape[0] != len(grid) or table.shape[1] <= L:
         raise ValueError(f"table must have one row per lambda of grid ({len(grid)}) and more than L={L} "
                          f"positions; got shape {tuple(table.shape)}")

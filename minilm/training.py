@@ -18,9 +18,9 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from .data import FILLERS, IGNORE_INDEX, Corpus, batches
+from .data import FILLERS, IGNORE_INDEX, Corpus, batches, check_no_target_leakage
 from .model import LM, Config
-from .validation import finite_number, integer, one_of, positive_int, positive_ints
+from .validation import finite_number, integer, one_of, plain_fields, positive_int, positive_ints
 
 
 def pick_device() -> torch.device:
@@ -73,7 +73,18 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     ``resume={"step", "optimizer", "history"}`` continues a run from a checkpoint (the
     caller has loaded the weights and fast-forwarded the stream by ``step`` batches).
     ``on_step(step, optimizer, history)`` runs after every step (``step``: steps done).
+
+    A run that diverges (a loss, or at the end a weight, that is inf or nan) raises
+    FloatingPointError naming the step: its weights are ruined, and returned they would be cached.
     """
+    positive_int("steps", steps)
+    finite_number("lr", lr, above=0)
+    integer("warmup", warmup, at_least=0)
+    finite_number("weight_decay", weight_decay, at_least=0)
+    finite_number("clip", clip, above=0)
+    if not hasattr(batch_stream, "__next__"):
+        raise ValueError("batch_stream must be an iterator of (x, y) batches, as minilm.batches() returns; "
+                         f"got {type(batch_stream).__name__}")
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     if not trainable:
         raise ValueError("the model has no parameter that requires grad; nothing to train")
@@ -111,12 +122,27 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
             with torch.no_grad():
                 after_step(model)
         history.append(logged.item())
+        if not math.isfinite(history[-1]):  # the value just synced: checking it costs nothing
+            raise FloatingPointError(f"training diverged at step {step + 1} of {steps}: the loss is {history[-1]}; "
+                                     f"try a lower learning rate than lr={lr}")
         if step % 25 == 0 or step == steps - 1:
             bar.set_postfix(loss=f"{history[-1]:.3f}")
         if on_step is not None:
             on_step(step + 1, optimizer, history)
+    check_finite_weights(model, steps, lr)  # the last update comes after the last loss
     model.eval()
     return history
+
+
+def check_finite_weights(model, step: int, lr: float) -> None:
+    """Raise FloatingPointError if a weight of ``model`` is inf or nan after ``step`` steps at
+    learning rate ``lr`` (one host-device sync for all of them)."""
+    if torch.stack([p.detach().isfinite().all() for p in model.parameters()]).all().item():
+        return
+    bad = [name for name, p in model.named_parameters() if not p.detach().isfinite().all()]
+    named = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+    raise FloatingPointError(f"training diverged at step {step}: after it the weights {named} hold inf or nan; "
+                             f"try a lower learning rate than lr={lr}")
 
 
 def _shard_loss(net, x, y, rank: int, world: int, device):
@@ -179,14 +205,18 @@ class Recipe:
     filler: str = "text"          # what fills a retrieval window: "text" or "random" letters (data.FILLERS)
 
     def __post_init__(self):
+        plain_fields(self)
         one_of("Recipe.task", self.task, ("causal", "mlm"))
+        if self.lengths is not None:
+            positive_ints("Recipe.lengths", self.lengths)
+            # a tuple of ints whatever was given (a list from JSON, a range, an array): the recipe
+            # stays hashable, and equal recipes make one cache key
+            object.__setattr__(self, "lengths", tuple(int(length) for length in self.lengths))
         if (self.length is None) == (self.lengths is None):
             raise ValueError("give a Recipe exactly one of length (one length) or lengths (mixed lengths, "
                              f"with length=None); got length={self.length!r}, lengths={self.lengths!r}")
         if self.length is not None:
             positive_int("Recipe.length", self.length)
-        else:
-            positive_ints("Recipe.lengths", self.lengths)
         positive_int("Recipe.steps", self.steps)  # 0 steps would cache an untrained model
         positive_int("Recipe.batch_size", self.batch_size)
         finite_number("Recipe.lr", self.lr, above=0)
@@ -205,6 +235,35 @@ class Recipe:
         """The seeded stream of training batches this recipe draws from ``corpus``."""
         return batches(corpus, task=self.task, batch_size=self.batch_size, length=self.length,
                        lengths=self.lengths, seed=self.seed, retrieval=self.retrieval, filler=self.filler)
+
+
+def check_pair(config: Config, recipe: Recipe) -> None:
+    """What a Config and a Recipe must agree on, checked wherever they meet (pretrained,
+    pretrained_many, the command line): a model is never trained on targets it can see."""
+    check_no_target_leakage(config.causal, recipe.task)
+
+
+def check_init(config: Config, init: LM | None) -> None:
+    """``init``, the weights a fine-tune starts from, must fit LM(config): the same tensor names
+    and shapes (they may come from another config of the same sizes, e.g. another n)."""
+    if init is None:
+        return
+    with torch.device("meta"):  # shapes only: no memory, and no random numbers drawn
+        expected = LM(config).state_dict()
+    given = init.state_dict()
+    problem = None
+    if given.keys() != expected.keys():
+        names = sorted(given.keys() ^ expected.keys())
+        problem = (f"tensors {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} are in only one of init "
+                   "and LM(config)")
+    else:
+        for name, tensor in expected.items():
+            if given[name].shape != tensor.shape:
+                problem = f"{name} is {tuple(given[name].shape)} in init but {tuple(tensor.shape)} in LM(config)"
+                break
+    if problem:
+        raise ValueError(f"init has the weights of another model: {problem}; give init a model of this "
+                         "config's sizes (vocab_size, d_model, n_layer, n_head, ...)")
 
 
 def initial_model(config: Config, recipe: Recipe, init: LM | None = None) -> LM:
