@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 import minilm
 from minilm import Config, Recipe, default_corpus
 from minilm.cache import cache_key
-from minilm.data import IGNORE_INDEX, batches, retrieval_rows
+from minilm.data import IGNORE_INDEX, RANDOM_FILLER, RETRIEVAL_DIGITS, batches, retrieval_rows
 from minilm.measure import (bootstrap_interval, extension_ratio, growth_exponent, loss_by_length, needle_attention,
-                            retrieval_accuracy)
+                            retrieval_accuracy, seed_interval)
 from minilm.model import BLOCKS, LM, RopeScaling, attend
 from minilm.scaling import LENGTH_RULES, fit_log_slope, length_rule, temperature
 
@@ -278,14 +278,22 @@ def test_retrieval_windows_hold_their_needle_or_name_the_argument(data):
         "batch_size": draw(arg(ints(1, 4), st.sampled_from([0, 1.5]))),
         "length": draw(arg(ints(7, 64), st.sampled_from([6, 0, "16"]))),
         "depth": draw(arg(st.none() | floats(0, 1), st.sampled_from([-0.1, 1.5, NAN, "0.5"]))),
+        "filler": draw(arg(st.sampled_from(["text", "random"]), st.sampled_from(["noise", None, 1]))),
     }
-    rows = check(lambda **kw: retrieval_rows(corpus, corpus.val, generator=torch.Generator().manual_seed(0), **kw),
-                 drawn)
+
+    def windows(filler, **kw):
+        ids = None if filler == "random" else corpus.val   # the text the filler is cut from, if any
+        return retrieval_rows(corpus, ids, generator=torch.Generator().manual_seed(0), filler=filler, **kw)
+
+    rows = check(windows, drawn)
     if rows is None:
         return
     x, y, needle = rows
     B, T = int(drawn["batch_size"][0]), int(drawn["length"][0])
     assert x.shape == y.shape == (B, T) and needle.shape == (B,)
+    if drawn["filler"][0] == "random":   # letters around the needle, and nothing else
+        filler = torch.cat([torch.cat([r[:n], r[n + 1 + RETRIEVAL_DIGITS:T - RETRIEVAL_DIGITS]]) for r, n in zip(x, needle)])
+        assert set(corpus.tokenizer.decode(filler)) <= set(RANDOM_FILLER)
     assert ((needle >= 0) & (needle < T)).all()
     assert (x[torch.arange(B), needle] == corpus.tokenizer.encode("@")).all()
 
@@ -349,6 +357,8 @@ def test_needle_attention_gives_a_mass_and_entropy_per_head_or_names_the_argumen
         "length": draw(arg(ints(7, 32), st.sampled_from([6, 0, 2.5]))),
         "depths": draw(arg(depths_strategy(), st.sampled_from([[], [-0.5], (1.5,), "0.5"]))),
         "trials": draw(arg(ints(1, 3), st.sampled_from([0, -1]))),
+        "rows": draw(arg(st.sampled_from(["question", "answer"]), st.sampled_from(["all", None]))),
+        "filler": draw(arg(st.sampled_from(["text", "random"]), st.sampled_from(["noise", 0]))),
     }
     words = {"depths": ["depth"]}
     result = check(lambda **kw: needle_attention(tiny_model(), default_corpus(), **kw), drawn, words)
@@ -458,3 +468,33 @@ def test_the_temperature_context_sets_and_restores_or_names_the_value(data):
     if inside is not None:
         expected = before if value is None else torch.as_tensor(value, dtype=before.dtype).expand_as(before)
         assert torch.equal(inside, expected)
+
+
+@PROPERTY
+@given(st.data())
+def test_the_per_position_rule_gives_finite_logits_unchanged_within_L_or_names_the_argument(data):
+    draw = data.draw
+    drawn = {"position_scale": draw(arg(st.tuples(floats(0, 2), ints(1, 16)),
+                                        st.sampled_from([(-0.5, 8), (0.4, 0), (NAN, 8), 0.4, (0.4, 8, 1)])))}
+    words = {"position_scale": ["position_scale"]}
+    vocab = tiny_model().config.vocab_size
+    idx = torch.randint(0, vocab, (2, 24), generator=torch.Generator().manual_seed(1))
+    logits = check(lambda **kw: tiny_model()(idx, **kw), drawn, words)
+    if logits is not None:
+        assert logits.shape == (2, 24, vocab) and all_finite(logits)
+        L = int(drawn["position_scale"][0][1])
+        torch.testing.assert_close(logits[:, :L], tiny_model()(idx)[:, :L])   # within L the rule is 1
+
+
+@PROPERTY
+@given(st.data())
+def test_seed_interval_is_an_ordered_triple_around_the_mean_or_names_the_values(data):
+    draw = data.draw
+    drawn = {"values": draw(arg(list_like(floats(-1, 1), min_size=2, max_size=6), st.sampled_from([[0.5], [], [0.1, NAN]]))),
+             "level": draw(arg(floats(0.5, 0.99), st.sampled_from([0, 1, 1.5, NAN])))}
+    words = {"values": ["value"], "level": ["level"]}
+    result = check(seed_interval, drawn, words)
+    if result is not None:
+        mean, low, high = result
+        values = [float(v) for v in drawn["values"][0]]
+        assert low <= mean <= high and math.isclose(mean, sum(values) / len(values), abs_tol=1e-6)
