@@ -24,7 +24,7 @@ from .experiments import (
 from .measure import (
     attention_entropy, bootstrap_interval, bucket_means, entropy, eval_batches, evaluate, extension_ratio,
     growth_exponent, log_normalisers, loss_by_length, loss_by_position, needle_attention, ngram_baselines,
-    position_probe_r2, prefix_gap, retrieval_accuracy, seed_interval,
+    over_seeds, position_probe_r2, prefix_gap, retrieval_accuracy, seed_interval,
 )
 from .model import LM, Config, RopeScaling, apply_rope, attend, logn_factor, rope_angles, yarn_logit_scale
 from .profiles import profile

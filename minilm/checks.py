@@ -20,11 +20,12 @@ import minilm
 
 from .data import batches, default_corpus
 from .measure import (
-    entropy, exact_match, extension_ratio, growth_exponent, needle_mass, position_probe_r2, prefix_gap,
+    entropy, exact_match, extension_ratio, growth_exponent, needle_mass, position_probe_r2, prefix_gap, seed_interval,
+    t_quantile,
 )
 from .model import (
     GAU, LM, Config, apply_rope, attend, attention_scores, attention_weights, log_row_sums, logn_factor,
-    relu2_divisor, rope_angles,
+    position_temperature, relu2_divisor, rope_angles,
 )
 from .scaling import fit_log_slope, fit_per_position, length_rule
 from .training import lm_loss
@@ -451,3 +452,52 @@ def check_per_position_fit(student) -> None:
         cases.append((f"L={L}, T={T}, planted a={a}", dict(table=table, grid=grid, L=L, bucket=L // 4)))
     run_cases("per-position fit", student, lambda table, grid, L, bucket: fit_per_position(table, grid, L, bucket=bucket)["a"],
               cases, atol=1e-6)
+
+
+def check_position_temperature(student) -> None:
+    """student(T, a, L, causal) -> the (T,) per-position temperature 1 + a ln(n_i / L) past L, else 1."""
+    cases = [(f"T={T}, a={a}, L={L}, causal={causal}", dict(T=T, a=a, L=L, causal=causal))
+             for T, a, L in [(40, 0.397, 16), (8, 0.5, 16), (33, 0.7, 32), (64, 0.0, 8)] for causal in (True, False)]
+    run_cases("per-position temperature", student,
+              lambda T, a, L, causal: position_temperature(T, a, L, causal), cases)
+
+
+def check_seed_interval(student) -> None:
+    """student(values, level, t_quantile) -> (mean, low, high): the t interval of the mean over seeds."""
+    g = torch.Generator().manual_seed(3)
+    cases = []
+    for n, level in [(5, 0.9), (2, 0.95), (8, 0.8), (3, 0.9)]:
+        values = (0.6 + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)).tolist()
+        cases.append((f"{n} seeds, level {level}", dict(values=values, level=level, t_quantile=t_quantile)))
+    run_cases("interval over seeds", student,
+              lambda values, level, t_quantile: torch.tensor(seed_interval(values, level=level)),
+              [(d, kw) for d, kw in cases], atol=1e-9)
+
+
+def _needle_share_by_softmax(n, k, s, lam):
+    """The needle's share, by a softmax over an explicit row of k logits s and n - k logits 0."""
+    logits = torch.cat([torch.full((k,), float(s), dtype=torch.float64), torch.zeros(n - k, dtype=torch.float64)])
+    return torch.softmax(lam * logits, 0)[:k].sum()
+
+
+def check_needle_share(student) -> None:
+    """student(n, k, s, lam) -> the softmax weight on k needle keys of logit s among n - k of logit 0."""
+    cases = [(f"n={n}, k={k}, s={s}, lam={lam}", dict(n=n, k=k, s=s, lam=lam))
+             for n, k, s, lam in [(32, 4, 3.0, 1.0), (256, 4, 3.0, 1.0), (256, 4, 3.0, 1.6), (64, 1, 0.5, 2.0),
+                                  (1000, 10, 5.0, 0.5)]]
+    run_cases("needle share", student, _needle_share_by_softmax, cases, atol=1e-9)
+
+
+def check_lambda_holding_share(student) -> None:
+    """student(n, k, s, share) -> the lambda at which the needle's share of n keys is ``share``."""
+    cases = [(f"n={n}, k={k}, s={s}, share={m}", dict(n=n, k=k, s=s, share=m))
+             for n, k, s, m in [(32, 4, 3.0, 0.6), (256, 4, 3.0, 0.6), (4096, 4, 2.0, 0.5), (100, 10, 1.0, 0.9)]]
+
+    def reference(n, k, s, share):   # bisection on the softmax itself, not the closed form
+        low, high = -50.0, 50.0
+        for _ in range(200):
+            middle = (low + high) / 2
+            low, high = (middle, high) if _needle_share_by_softmax(n, k, s, middle) < share else (low, middle)
+        return torch.tensor((low + high) / 2, dtype=torch.float64)
+
+    run_cases("temperature that holds the share", student, reference, cases, atol=1e-7)

@@ -335,11 +335,18 @@ def seed_interval(values, *, level: float = 0.9) -> tuple:
         raise ValueError(f"level must be below 1 (a 100% interval is infinite); got {level!r}")
     n = len(values)
     mean = values.mean().item()
-    half = _t_quantile((1 + level) / 2, n - 1) * values.std().item() / math.sqrt(n)
+    half = t_quantile((1 + level) / 2, n - 1) * values.std().item() / math.sqrt(n)
     return mean, mean - half, mean + half
 
 
-def _t_quantile(p: float, df: int) -> float:
+def over_seeds(values, *, level: float = 0.9) -> str:
+    """One number per seed as a lesson prints it: "mean [low, high] (each seed's value)", the
+    interval that of seed_interval."""
+    mean, low, high = seed_interval(values, level=level)
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}] ({' '.join(f'{float(v):.2f}' for v in values)})"
+
+
+def t_quantile(p: float, df: int) -> float:
     """The p-quantile (p > 1/2) of Student's t with df degrees of freedom: bisection on its CDF,
     F(x) = 1/2 + integral_0^x f(t) dt, f(t) = c (1 + t^2/df)^(-(df+1)/2), by Simpson's rule."""
     log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)

@@ -213,11 +213,38 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
         "positions counted from 0": lambda table, grid, L, bucket: per_position_fit_from_zero(table, grid, L, bucket),
         "the highest loss as the best": lambda table, grid, L, bucket: S["per_position_fit"](-table, grid, L, bucket),
     }),
+    "check_position_temperature": ("position_temperature", {
+        "no floor at 1 (below L too)": lambda T, a, L, causal: 1 + a * torch.log(
+            (torch.arange(1, T + 1).float() if causal else torch.full((T,), float(T))) / L),
+        "positions counted from 0": lambda T, a, L, causal: S["position_temperature"](T, a, L, causal) if not causal
+        else torch.where(torch.arange(T) > L, 1 + a * torch.log(torch.arange(T).clamp(min=1) / L), torch.ones(T)),
+    }),
+    "check_seed_interval": ("seed_interval", {
+        "a normal 1.645 instead of t": lambda values, level, t_quantile: S["seed_interval"](
+            values, level, lambda p, df: 1.6448536269514722 if p == 0.95 else t_quantile(p, df)),
+        "the population sd (divide by n)": lambda values, level, t_quantile: seed_interval_population_sd(
+            values, level, t_quantile),
+    }),
+    "check_needle_share": ("needle_share", {
+        "n instead of n - k filler keys": lambda n, k, s, lam: k * math.exp(lam * s) / (k * math.exp(lam * s) + n),
+        "the temperature on the filler too, divided": lambda n, k, s, lam: k * math.exp(s / lam) / (
+            k * math.exp(s / lam) + (n - k)),
+    }),
+    "check_lambda_holding_share": ("lambda_holding_share", {
+        "forgot the k needle keys": lambda n, k, s, share: math.log(share * (n - k) / (1 - share)) / s,
+        "share and 1 - share swapped": lambda n, k, s, share: math.log((1 - share) * (n - k) / (share * k)) / s,
+    }),
     "check_rule_slopes": ("rule_slope", {
         "yarn's 0.1 (forgot the square)": lambda rule, L: 0.1 if rule == "yarn" else S["rule_slope"](rule, L),
         "log base 10": lambda rule, L: 1 / math.log10(L) if rule in ("su", "qwen") else S["rule_slope"](rule, L),
     }),
 }
+
+
+def seed_interval_population_sd(values, level, t_quantile):
+    x = torch.as_tensor(values, dtype=torch.float64)
+    half = t_quantile((1 + level) / 2, len(x) - 1) * x.std(unbiased=False).item() / math.sqrt(len(x))
+    return x.mean().item(), x.mean().item() - half, x.mean().item() + half
 
 
 def per_position_fit_from_zero(table, grid, L, bucket):

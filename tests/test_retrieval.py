@@ -283,3 +283,11 @@ def test_seed_interval_is_the_t_interval_of_the_mean():
     for bad in ([0.5], [0.5, float("nan")]):
         with pytest.raises(ValueError, match="two or more finite values"):
             seed_interval(bad)
+
+
+def test_over_seeds_prints_the_mean_its_interval_and_each_seed():
+    from minilm.measure import over_seeds, seed_interval
+
+    values = [0.5, 0.6, 0.7, 0.55, 0.65]
+    mean, low, high = seed_interval(values)
+    assert over_seeds(values) == f"{mean:.2f} [{low:.2f}, {high:.2f}] (0.50 0.60 0.70 0.55 0.65)"

@@ -1,0 +1,58 @@
+# %% [markdown]
+# # Exercise 11 — The per-position rule, and a result over seeds
+#
+# Lesson 11 applied the NoPE paper's temperature per position, and stated every claim as the
+# mean over five seeds with an interval. Write both.
+
+# %%
+import math
+
+import torch
+
+from minilm.checks import check_position_temperature, check_seed_interval
+
+# %% [markdown]
+# ## Task 1: the per-position temperature
+#
+# Return a `(T,)` tensor: row $i$ of a causal model sees $n_i = i + 1$ keys, and its logits are
+# multiplied by $\lambda_i = 1 + a \ln(n_i / L)$ where $n_i > L$, and by 1 where $n_i \le L$. In
+# a bidirectional model (`causal=False`) every row sees $n_i = T$ keys.
+
+# %%
+def position_temperature(T, a, L, causal):
+    ### BEGIN SOLUTION
+    n = torch.arange(1, T + 1, dtype=torch.float) if causal else torch.full((T,), float(T))
+    return torch.where(n > L, 1 + a * torch.log(n / L), torch.ones(T))
+    ### END SOLUTION
+
+
+# %%
+check_position_temperature(position_temperature)
+
+# %% [markdown]
+# ## Task 2: the mean over seeds and its interval
+#
+# `values` holds one number per seed. Return `(mean, low, high)`: the mean and
+# $\text{mean} \mp t \cdot s / \sqrt n$, with $s$ the sample standard deviation (divide by
+# $n - 1$) and $t$ = `t_quantile((1 + level) / 2, n - 1)`, the quantile of Student's $t$ with
+# $n - 1$ degrees of freedom (passed in: `t_quantile(0.95, 4)` is 2.132).
+
+# %%
+def seed_interval(values, level, t_quantile):
+    ### BEGIN SOLUTION
+    x = torch.as_tensor(values, dtype=torch.float64)
+    n = len(x)
+    half = t_quantile((1 + level) / 2, n - 1) * x.std().item() / math.sqrt(n)
+    return x.mean().item(), x.mean().item() - half, x.mean().item() + half
+    ### END SOLUTION
+
+
+# %%
+check_seed_interval(seed_interval)
+
+# %% [markdown]
+# ## Going further
+# - With five seeds, $t_{0.95, 4} = 2.13$; with two, $t_{0.95, 1} = 6.31$. How many seeds would
+#   lesson 11 need for its intervals to be half as wide, if the seeds' spread stayed the same?
+# - Lesson 11's intervals are over seeds, not prompts. Which of the two is the larger source of
+#   spread in its tables? (Hint: the binomial standard error of 100 prompts at 0.7 is 0.046.)
