@@ -121,14 +121,17 @@ for seed in P.seeds:
     model = plain[seed]
     results["plain", seed] = {T: mean_loss(model, corpus, T) for T in lengths}
     results["Su's rule at evaluation", seed] = {T: mean_loss(model, corpus, T, logn_base=L) for T in lengths}
-    fit, searched = {}, {}
+    fit, searched, chosen = {}, {}, {}
     for T in lengths:
         lam = minilm.length_rule("nope_fit", T, L)
         fit[T] = uniform_temperature_search(model, corpus, T, [lam])[lam]
-        searched[T] = min(uniform_temperature_search(model, corpus, T, grid).values()) if T > L else results["plain", seed][T]
+        # chosen on the search batches, scored on the evaluation batches like every other row
+        search = uniform_temperature_search(model, corpus, T, grid, seed=minilm.measure.SEARCH_SEED)
+        chosen[T] = min(grid, key=search.get)
+        searched[T] = uniform_temperature_search(model, corpus, T, [chosen[T]])[chosen[T]]
     results["NoPE fit, 1 + 0.397 ln s", seed] = fit
     results["best uniform lambda", seed] = searched
-    best_4x = min(grid, key=uniform_temperature_search(model, corpus, 4 * L, grid).get)
+    best_4x = chosen[4 * L]
     scaled = minilm.pretrained(nope(), recipe[seed], progress=False)[0]
     train_head_scales(scaled, corpus, length=4 * L, start=best_4x, seed=100 + seed)
     results["head scaling (trained at 4L)", seed] = {T: mean_loss(scaled, corpus, T) for T in lengths}

@@ -1,0 +1,472 @@
+# %% [markdown]
+# # Lesson 12 — Why the temperature works, and what head scaling needs
+#
+# **What you will learn**
+# - what a temperature does inside lesson 11's models: the entropy and the needle mass of the
+#   rows that read the answer, as the haystack grows, with and without Su's $\log_L n$;
+# - whether "keep the entropy where training left it", the requirement Su derived
+#   $\log_L n$ from, gives the temperature that retrieves best;
+# - through which heads the fix acts: an intervention, not a correlation;
+# - what head-based scaling's two details are for, its clamp at $\lambda \ge 1$ and its start at
+#   the best uniform $\lambda$, tested where they can show.
+#
+# **The sources.** Wang et al. (2024) explain NoPE's failure past its training length by
+# *distraction*: a long row spreads its attention over ever more keys, its entropy grows, and
+# a temperature on the logits sharpens it again. Su (2021, kexue.fm/archives/8823) derived
+# $\log_L n$ from the requirement that the entropy stay constant. Their Table 4 ablates head
+# scaling (fine-tuned for an 18K context): average passkey accuracy 81 with both details, 53
+# without the constraint that keeps every scale at or above $1/\sqrt d$ (their "focus
+# constraint": $\lambda \ge 1$ in our units; the code clamps after every step), and 26 without
+# the initialisation at the best uniform scale (starting at 1 instead).
+#
+# We use lesson 11's NoPE models (trained on random-letter haystacks; the cache returns them if
+# lesson 11 ran, else this cell trains them: about 3 minutes on 2 CPU cores), the same prompts
+# and the same search for the best uniform $\lambda$.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+import minilm
+from minilm import (
+    controlled_head_scaled, length_rule, needle_attention, over_seeds, retrieval_accuracy, seed_interval, temperature,
+)
+
+P = minilm.profile()
+corpus = minilm.default_corpus()
+L = P.controlled_len
+SEEDS = P.controlled_seeds
+models = minilm.controlled_models(P, corpus, positions=("nope",), progress=False)   # lesson 11's NoPE models
+print(f"profile {P.name}: lesson 11's NoPE Transformers (d{P.controlled_d_model} x {P.controlled_layers} layers x "
+      f"{P.n_head} heads), trained at L = {L} on random-letter haystacks; seeds {SEEDS}")
+
+lengths = [L, 2 * L, 4 * L, 8 * L, 16 * L]
+searched = lengths[1:4]
+depths = [0.0, 0.25, 0.5, 0.75, 1.0]
+TRIALS = 20
+
+
+def exact(model, T):
+    """Exact match at length T, mean over depths (TRIALS prompts each): lesson 11's prompts."""
+    return retrieval_accuracy(model, corpus, [T], depths, trials=TRIALS, filler="random").mean().item()
+
+
+best = {(seed, T): minilm.best_uniform_for_retrieval(models["nope", seed], corpus, T, filler="random")
+        for seed in SEEDS for T in searched}
+print("best uniform lambda for retrieval (lesson 11's search), seeds " + "/".join(map(str, SEEDS)) + ": "
+      + ";  ".join(f"{T // L}L " + "/".join(str(best[s, T]) for s in SEEDS) for T in searched))
+
+# %% [markdown]
+# ## Distraction, measured where the needle is read
+#
+# Which heads retrieve? For each layer and head we measure the attention of the *answer rows*
+# (the three rows that predict the key's digits: the `?` and the answer's first two digits)
+# on the needle (`@` and the key), averaged over 40 prompts (`minilm.needle_attention(...,
+# rows="answer")`). Uniform attention would put about 4/31 = 0.13 of each row there at $L$. We
+# call the four heads with the most needle mass at $L$ the *retrieval heads* of that seed, and
+# follow their entropy and their needle mass as the haystack grows, at $\lambda = 1$ and under
+# Su's $\log_L n$. If the failure is distraction, their entropy should climb and their
+# needle mass fall with length, and the fix should undo both.
+
+# %%
+def read(seed, T, **settings):
+    """The answer rows' needle mass and entropy per layer and head: 8 prompts at each depth."""
+    return needle_attention(models["nope", seed], corpus, T, rows="answer", trials=8, filler="random", **settings)
+
+
+attention = {(seed, T): read(seed, T) for seed in SEEDS for T in lengths}
+attention_su = {(seed, T): read(seed, T, logn_base=L) for seed in SEEDS for T in lengths}
+mass_at_L = torch.stack([attention[seed, L]["mass"] for seed in SEEDS])            # (seeds, layer, head)
+n_layer, n_head = mass_at_L.shape[1:]
+retrieval_heads = {}
+for k, seed in enumerate(SEEDS):
+    chosen = torch.zeros(n_layer * n_head, dtype=torch.bool)
+    chosen[mass_at_L[k].flatten().topk(4).indices] = True
+    retrieval_heads[seed] = chosen.view(n_layer, n_head)
+print("needle mass of the answer rows at L, mean over seeds (layers down, heads across):")
+print(mass_at_L.mean(0).numpy().round(2))
+for seed in SEEDS:
+    print(f"seed {seed}: retrieval heads (layer, head) {retrieval_heads[seed].nonzero().tolist()}")
+
+
+def of_heads(reading, seed, what):
+    """The mean over the seed's retrieval heads of 'mass' or 'entropy'."""
+    return reading[what][retrieval_heads[seed]].mean().item()
+
+
+print("retrieval heads, answer rows: mean over seeds [90% interval] (each seed)")
+for T in lengths:
+    print(f"{T // L:>3}L  entropy (nats) " + over_seeds([of_heads(attention[s, T], s, "entropy") for s in SEEDS])
+          + "   needle mass " + over_seeds([of_heads(attention[s, T], s, "mass") for s in SEEDS]))
+    print(f"{'':>5}under log_L n   " + over_seeds([of_heads(attention_su[s, T], s, "entropy") for s in SEEDS])
+          + "               " + over_seeds([of_heads(attention_su[s, T], s, "mass") for s in SEEDS]))
+
+# %% [markdown]
+# **The retrieval heads.** The answer rows look at the needle in every layer, most in the first
+# (0.43 to 0.50 of their weight at $L$, on the mean over seeds); which four heads look most
+# differs from seed to seed (printed above), but every seed has one or two of them in layer 0.
+#
+# **Distraction, measured.** As the haystack grows, at $\lambda = 1$, their entropy climbs from
+# 1.80 nats at $L$ to 2.28, 2.89, 3.81 and 4.98 at $2L$ to $16L$, and the needle's share of their
+# attention falls from 0.60 to 0.53, 0.46, 0.37 and 0.24: the same needle, and ever more of the
+# row spent on letters. This is the paper's picture, without anything else mixed in.
+#
+# **Su's $\log_L n$ undoes most of it**, and what it holds is the needle's share: 0.56, 0.56,
+# 0.57 and 0.54 at $2L$ to $16L$, against 0.59 at $L$. The entropy it does not hold: under the rule
+# it still rises, to 2.27 at $8L$ and 2.50 at $16L$, far less than without it.
+#
+# Asserted: the entropy rises from $L$ to $8L$ by more than 1 nat at $\lambda = 1$ (the lower end
+# of the interval; measured 2.01 [1.82, 2.21]); the control is the same model under $\log_L n$,
+# whose whole interval lies below that lower end (0.46 [0.28, 0.65]). And the needle's share at
+# $8L$ under $\log_L n$ is within 0.1 of its share at $L$ (the whole interval of the paired
+# difference), where at $\lambda = 1$ (the control) it falls by more than 0.1.
+
+# %%
+rise = [of_heads(attention[s, 8 * L], s, "entropy") - of_heads(attention[s, L], s, "entropy") for s in SEEDS]
+rise_su = [of_heads(attention_su[s, 8 * L], s, "entropy") - of_heads(attention_su[s, L], s, "entropy") for s in SEEDS]
+print("entropy rise from L to 8L, retrieval heads: lambda = 1 " + over_seeds(rise) + ";  log_L n " + over_seeds(rise_su))
+assert seed_interval(rise)[1] > 1.0                       # distraction: the lower end of the interval
+assert seed_interval(rise_su)[2] < seed_interval(rise)[1]  # the control: Su's rule holds it much lower
+kept = {"lambda = 1": [of_heads(attention[s, 8 * L], s, "mass") - of_heads(attention[s, L], s, "mass") for s in SEEDS],
+        "log_L n": [of_heads(attention_su[s, 8 * L], s, "mass") - of_heads(attention[s, L], s, "mass") for s in SEEDS]}
+print("needle share at 8L minus at L: " + ";  ".join(f"{label} {over_seeds(v)}" for label, v in kept.items()))
+_, low, high = seed_interval(kept["log_L n"])
+assert -0.1 < low and high < 0.1, (low, high)      # held
+assert seed_interval(kept["lambda = 1"])[2] < -0.1  # the control: without the rule it falls
+
+# %% [markdown]
+# ## Which temperature? Entropy, retrieval and the rules
+#
+# Su derived $\log_L n$ from one requirement: keep each row's entropy where training left it.
+# So we ask the retrieval heads directly. At each length, over a grid of uniform $\lambda$, we
+# find the **smallest $\lambda$ that brings their entropy back to within 0.1 nats of its value at
+# $L$** (the smallest: once it is reached, more $\lambda$ changes the entropy little, so "the
+# closest" would be ill-posed). Next to it: the **best-retrieving $\lambda$** (the search
+# above), **Su's $\log_L n$** (evaluated at $n = T$, what the answer rows see) and **the NoPE
+# paper's $1 + 0.397 \ln s$**.
+
+# %%
+lams = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4, 2.8]
+TOLERANCE = 0.1   # nats
+scan = {}
+for seed in SEEDS:
+    for T in searched:
+        for lam in lams:
+            with temperature(models["nope", seed], lam):
+                scan[seed, T, lam] = of_heads(read(seed, T), seed, "entropy")
+
+
+def restoring(seed, T):
+    """The smallest lambda of the grid at which the retrieval heads' entropy at T is within TOLERANCE of theirs at L."""
+    target = of_heads(attention[seed, L], seed, "entropy") + TOLERANCE
+    return next((lam for lam in lams if scan[seed, T, lam] <= target), float("nan"))
+
+
+print(f"{'':>5}{'entropy-restoring lambda':>46}{'best-retrieving lambda':>46}{'log_L n':>9}{'1 + 0.397 ln s':>16}")
+for T in searched:
+    print(f"{T // L:>3}L  " + over_seeds([restoring(s, T) for s in SEEDS]).rjust(46)
+          + over_seeds([best[s, T] for s in SEEDS]).rjust(46)
+          + f"{math.log(T) / math.log(L):>9.2f}{length_rule('nope_fit', T, L):>16.2f}")
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.6), dpi=85)
+for seed in SEEDS:
+    first = seed == SEEDS[0]
+    axes[0].plot([T // L for T in lengths], [of_heads(attention[seed, T], seed, "entropy") for T in lengths], "o-",
+                 color="tab:blue", alpha=0.5, label="lambda = 1" if first else None)
+    axes[0].plot([T // L for T in lengths], [of_heads(attention_su[seed, T], seed, "entropy") for T in lengths], "s--",
+                 color="tab:green", alpha=0.5, label="log_L n" if first else None)
+    axes[1].plot([T // L for T in searched], [best[seed, T] for T in searched], "o", color="tab:red", alpha=0.5,
+                 label="best-retrieving lambda, per seed" if first else None)
+    axes[1].plot([T // L for T in searched], [restoring(seed, T) for T in searched], "x", color="tab:blue", alpha=0.7,
+                 label="entropy-restoring lambda, per seed" if first else None)
+grid_s = torch.linspace(1, 8, 100)
+axes[1].plot(grid_s, torch.log(grid_s * L) / math.log(L), "k-", label="Su: log_L n")
+axes[1].plot(grid_s, 1 + 0.397 * torch.log(grid_s), "k--", label="NoPE fit: 1 + 0.397 ln s")
+axes[0].set(xlabel="length / L", ylabel="entropy (nats)", title="Retrieval heads, answer rows: entropy")
+axes[1].set(xlabel="length / L", ylabel="lambda", title="Which lambda? Four answers")
+for ax in axes:
+    ax.set_xscale("log")
+    ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    ax.minorticks_off()
+    ax.legend(fontsize=7)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Restoring the entropy asks for more than retrieval wants.** The smallest $\lambda$ that brings
+# the retrieval heads' entropy back to within 0.1 nats of its value at $L$ is 1.36, 1.72 and 2.36
+# at $2L$, $4L$ and $8L$ (mean of the seeds); the best-retrieving $\lambda$ is 1.24, 1.44 and
+# 1.64, and Su's $\log_L n$ (1.20, 1.40, 1.60) sits right on it. The gap grows with length: at
+# $8L$ full entropy restoration overshoots by 0.72 on the mean, with every seed above (printed
+# below). So the derivation's *premise*, "hold the entropy", does not describe what this model
+# needs, and yet its *result*, a $\lambda$ growing like $\log n$, does.
+#
+# The measurements above say why. A row's entropy counts two things: how much weight the
+# needle gets, and how evenly the rest is spread over the haystack. Past $L$ the haystack
+# holds more letters, so even with the needle's share held, the remaining 40% or so spreads
+# over more keys and the entropy rises (by up to $0.4 \ln 8 \approx 0.8$ nats at $8L$). To force
+# the entropy all the way down, $\lambda$ must push the needle's share *above* what the model had
+# in training, and that changes what the next layers read. What $\log_L n$ holds is the
+# needle's share; exercise 12 shows why, in a row whose logits depend only on what a key is:
+# holding the share needs a temperature that grows like $\log n$.
+#
+# Asserted: at $8L$ the entropy-restoring $\lambda$ exceeds the best-retrieving one by more than 0.2
+# (the lower end of the paired interval); the control is Su's $\log_L n$, whose difference from
+# the best-retrieving $\lambda$ has an interval that includes 0.
+
+# %%
+overshoot = [restoring(s, 8 * L) - best[s, 8 * L] for s in SEEDS]
+su_gap = [math.log(8 * L) / math.log(L) - best[s, 8 * L] for s in SEEDS]
+print("at 8L: entropy-restoring minus best-retrieving lambda " + over_seeds(overshoot)
+      + ";  log_L n minus best-retrieving " + over_seeds(su_gap))
+assert seed_interval(overshoot)[1] > 0.2
+_, low, high = seed_interval(su_gap)
+assert low < 0 < high   # the control
+
+# %% [markdown]
+# ## Cause, not correlate: sharpen some heads, not others
+#
+# The retrieval heads lose their focus as the haystack grows, and the temperature gives it
+# back. Is that *why* retrieval returns? An intervention answers it: at $8L$ we apply the best
+# uniform $\lambda$ for $8L$ to (a) the retrieval heads only, (b) every head except them, (c)
+# the heads of one layer at a time, and compare with (d) every head and with none.
+
+# %%
+def sharpened(seed, where, lam):
+    """Exact match at 8L with lambda on the heads marked in ``where`` (n_layer, n_head), 1 elsewhere."""
+    with temperature(models["nope", seed], torch.where(where, lam, 1.0)):
+        return exact(models["nope", seed], 8 * L)
+
+
+def layer_mask(layer):
+    return (torch.arange(n_layer) == layer).view(-1, 1).expand(n_layer, n_head)
+
+
+intervention = {}
+for seed in SEEDS:
+    lam = best[seed, 8 * L]
+    intervention["retrieval heads only", seed] = sharpened(seed, retrieval_heads[seed], lam)
+    intervention["every head but them", seed] = sharpened(seed, ~retrieval_heads[seed], lam)
+    for layer in range(n_layer):
+        intervention[f"layer {layer} only", seed] = sharpened(seed, layer_mask(layer), lam)
+    with temperature(models["nope", seed], lam):
+        intervention["every head", seed] = exact(models["nope", seed], 8 * L)
+    intervention["none (lambda = 1)", seed] = exact(models["nope", seed], 8 * L)
+print("exact match at 8L, the best uniform lambda for 8L applied to:")
+for label in dict.fromkeys(label for label, _ in intervention):
+    print(f"  {label:<22}" + over_seeds([intervention[label, s] for s in SEEDS]))
+
+# %% [markdown]
+# **The retrieval heads do not carry the fix alone.** Sharpening only them gives 0.29 at $8L$, less
+# than half of what sharpening every head gives (0.69, from 0.15); sharpening every head *except*
+# them gives 0.43. Each part helps, and neither is enough: 0.14 and 0.28 above $\lambda = 1$, which
+# together come to 0.42 of the 0.54 that sharpening all of them brings. Layer by layer the same: layer 0
+# alone brings the largest part (0.50), the others 0.15 to 0.21 each, none of them the whole.
+# So distraction is not a failure of one head that finds the needle; every head that reads across
+# the haystack loses its share of the needle as the haystack grows, and the fix works because it
+# sharpens them all, which is also why a single number per model (a uniform $\lambda$, or $\log_L n$)
+# does as well as a searched one.
+#
+# Asserted: every head beats each part by more than 0.1 (the lower ends of the paired intervals:
+# measured 0.40 [0.26, 0.54] over the retrieval heads only, 0.26 [0.17, 0.36] over the rest), and
+# each part beats $\lambda = 1$ (lower ends above 0). A model in which the retrieval heads carried
+# the whole fix would fail the first.
+
+# %%
+def ahead(a, b):
+    return [intervention[a, s] - intervention[b, s] for s in SEEDS]
+
+
+for part in ("retrieval heads only", "every head but them"):
+    print(f"every head minus {part}: " + over_seeds(ahead("every head", part)))
+    assert seed_interval(ahead("every head", part))[1] > 0.1, part
+    assert seed_interval(ahead(part, "none (lambda = 1)"))[1] > 0.0, part   # each part does help a little
+
+# %% [markdown]
+# ## Head-based scaling
+#
+# Wang et al.'s own fix trains the temperatures instead of setting them: one per layer and head,
+# and nothing else (`minilm.controlled_head_scaled`, their code's recipe: 200 steps of 8
+# sequences at $4L$ on the task, AdamW with learning rate 0.05, warmup and cosine decay, a clamp
+# at $\lambda \ge 1$ after every step, the start at the best uniform $\lambda$ for $4L$). We score
+# it at $2L$ to $16L$ against $\lambda = 1$ and, where it was searched, the best uniform $\lambda$.
+
+# %%
+T4 = 4 * L
+start = {seed: best[seed, T4] for seed in SEEDS}   # the paper's start: the best uniform lambda for 4L
+paper = {seed: controlled_head_scaled(P, corpus, seed, start=start[seed]) for seed in SEEDS}
+scaled = {}
+for seed in SEEDS:
+    model = models["nope", seed]
+    for T in lengths[1:]:
+        scaled["lambda = 1", seed, T] = exact(model, T)
+        scaled["head scaling (trained at 4L)", seed, T] = exact(paper[seed], T)
+        if T in searched:
+            with temperature(model, best[seed, T]):
+                scaled["best uniform lambda", seed, T] = exact(model, T)
+print("exact match, mean over seeds [90% interval] (each seed)")
+for label in ("lambda = 1", "best uniform lambda", "head scaling (trained at 4L)"):
+    for T in lengths[1:]:
+        if (label, SEEDS[0], T) in scaled:
+            print(f"  {label:<30}{T // L:>3}L  " + over_seeds([scaled[label, s, T] for s in SEEDS]))
+heads_minus_uniform = {T: [scaled["head scaling (trained at 4L)", s, T] - scaled["best uniform lambda", s, T]
+                           for s in SEEDS] for T in searched}
+print("head scaling minus the best uniform lambda: "
+      + ";  ".join(f"{T // L}L " + over_seeds(v) for T, v in heads_minus_uniform.items()))
+print("learned temperatures, seed " + str(SEEDS[0]) + " (layers down, heads across):")
+print(paper[SEEDS[0]].temperature.detach().cpu().numpy().round(2))
+
+# %% [markdown]
+# Head scaling learns temperatures that differ by head (from 1.00 to 2.32 on seed 0, printed
+# above). At its target length, $4L$, it retrieves 0.83 against 0.78 for the best uniform
+# $\lambda$ it starts from, and is ahead of it on every seed, by 0.01 to 0.15; but the paired
+# interval, 0.05 [-0.00, 0.11], does not exclude a tie, so five seeds do not resolve the lead.
+# At $2L$ and $8L$ the two tie (-0.02 and -0.01). At $16L$, four times past where it was
+# trained, it keeps 0.48, where lesson 11's rules, which grow with the length, kept 0.63 to
+# 0.66: temperatures fitted at one length stay what they were fitted to be. (The paper trains
+# head scaling at the length it targets.)
+#
+# Asserted: head scaling beats $\lambda = 1$ at $4L$ by more than 0.1 (the lower end of the paired
+# interval; the control is $\lambda = 1$ itself, 0).
+
+# %%
+head_gain = [scaled["head scaling (trained at 4L)", s, T4] - scaled["lambda = 1", s, T4] for s in SEEDS]
+print("head scaling minus lambda = 1 at 4L: " + over_seeds(head_gain))
+assert seed_interval(head_gain)[1] > 0.1
+
+# %% [markdown]
+# ## Its clamp and its start, where they can show
+#
+# Now the ablation of Wang et al.'s Table 4, on these models: the paper's recipe against the
+# same without the clamp, and the same started at $\lambda = 1$ instead of the best uniform
+# $\lambda$, at budgets of 10, 25, 50 and 200 steps (learning rate 0.05 with warmup and cosine
+# decay to the end of each budget; the 200-step run of the paper's recipe is the one above).
+# Small budgets are where the details can bind: a start 0.2-0.6 away from where the
+# temperatures need to be takes some steps to cover. We score exact match at $4L$, where the
+# temperatures were trained, and note the lowest temperature each run ends with (below 1 only
+# without the clamp).
+
+# %%
+recipes = {"paper: start at best, clamp": (None, True), "no clamp": (None, False), "start at 1": (1.0, True)}
+budgets = [10, 25, 50, 200]
+runs = {}
+for seed in SEEDS:
+    for label, (begin, clamp) in recipes.items():
+        for steps in budgets:
+            if (label, steps) == ("paper: start at best, clamp", 200):
+                model = paper[seed]
+            else:
+                model = controlled_head_scaled(P, corpus, seed, start=start[seed] if begin is None else begin,
+                                               clamp=clamp, steps=steps)
+            runs[label, steps, seed] = (exact(model, T4), model.temperature.min().item())
+
+
+def row(values):
+    """The mean over seeds [its 90% interval], without the seeds (the table is wide)."""
+    mean, low, high = seed_interval(values)
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+
+
+print("exact match at 4L, mean over seeds [90% interval]; lambda = 1: "
+      + row([scaled["lambda = 1", s, T4] for s in SEEDS]))
+print(f"{'':<30}" + "".join(f"{f'{b} steps':>20}" for b in budgets))
+for label in recipes:
+    print(f"{label:<30}" + "".join(row([runs[label, b, s][0] for s in SEEDS]).rjust(20) for b in budgets))
+print("lowest temperature after training, mean over seeds")
+for label in recipes:
+    print(f"{label:<30}" + "".join(f"{sum(runs[label, b, s][1] for s in SEEDS) / len(SEEDS):20.2f}" for b in budgets))
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 3.6), dpi=85)
+for label in recipes:
+    means = [seed_interval([runs[label, b, s][0] for s in SEEDS]) for b in budgets]
+    ax.errorbar(budgets, [m for m, _, _ in means], yerr=[[m - lo for m, lo, _ in means], [hi - m for m, _, hi in means]],
+                marker="o", capsize=3, label=label)
+ax.axhline(sum(scaled["lambda = 1", s, T4] for s in SEEDS) / len(SEEDS), color="gray", ls=":", label="lambda = 1")
+ax.set(xscale="log", xlabel="head-scaling steps", ylabel="exact match at 4L",
+       title="Head scaling's details, mean of 5 seeds, 90% interval")
+ax.set_xticks(budgets, [str(b) for b in budgets])
+ax.minorticks_off()
+ax.legend(fontsize=7)
+plt.show()
+
+# %%
+def difference(other, steps):
+    """The paper's recipe minus another, one value per seed (the same model and prompts: paired)."""
+    return [runs["paper: start at best, clamp", steps, s][0] - runs[other, steps, s][0] for s in SEEDS]
+
+
+for steps in budgets:
+    print(f"{steps:>3} steps, the paper's recipe minus: "
+          + ";  ".join(f"{other} " + over_seeds(difference(other, steps)) for other in list(recipes)[1:]))
+
+# %% [markdown]
+# **The start matters when the budget is tiny, and only then.** After 10 steps, starting at the
+# best uniform $\lambda$ retrieves 0.80 at $4L$ against 0.72 from $\lambda = 1$ (the paired difference
+# 0.09 [0.02, 0.15], every seed ahead); after 25 steps the gap is 0.03 [-0.01, 0.07], and from 50
+# steps on there is none. With a learning rate of 0.05, a few dozen steps walk the temperatures
+# from 1 to where they need to be (the searched start is 1.2 to 1.8 here).
+#
+# **The clamp never mattered for retrieval**, although it binds: without it the lowest
+# temperature falls to 1.01 after 50 steps and to 0.70 after 200 (mean over seeds; 1.04 with the
+# clamp), and retrieval is the same to two decimals at every budget. The heads that want less
+# than 1 are heads retrieval does not need.
+#
+# **Against the paper's Table 4** (81 with both details, 53 without the constraint, 26 without the
+# start, average passkey accuracy): we see the start's effect only at 10 steps, and the clamp's
+# not at all. Their setting differs in ways we cannot reproduce here: a model of about a billion
+# parameters fine-tuned for 18K tokens, and starts of 1.6 to 1.7 (their code's run script for
+# 8K, and the checkpoint names of the ablation in `fig/fig_passkey.ipynb`), where ours are 1.2 to
+# 1.8 at $4L$. What this task shows is the mechanism: the start is a head start, worth most when
+# the training budget cannot cover the distance from 1.
+#
+# Asserted, each against a control that fails it:
+# - at 10 steps the paper's start beats the start at 1 (the lower end of the paired interval is
+#   above 0; it can detect a mean difference of about 0.07, its interval's half-width); the
+#   control is the same comparison at 200 steps, whose interval includes 0;
+# - at every budget, dropping the clamp changes exact match by less than 0.05 (the whole paired
+#   interval); the control is the start's difference at 10 steps, which reaches above 0.05;
+# - without the clamp, the lowest temperature after 200 steps is below 0.9 on the mean; with
+#   it (the control) it never is below 1.
+
+# %%
+_, low, high = seed_interval(difference("start at 1", 10))
+assert low > 0, (low, high)
+assert seed_interval(difference("start at 1", 200))[1] < 0 < seed_interval(difference("start at 1", 200))[2]
+for steps in budgets:
+    _, low, high = seed_interval(difference("no clamp", steps))
+    assert -0.05 < low and high < 0.05, (steps, low, high)
+assert seed_interval(difference("start at 1", 10))[2] > 0.05   # the control of the bound above
+lowest = {label: sum(runs[label, 200, s][1] for s in SEEDS) / len(SEEDS) for label in ("no clamp", "paper: start at best, clamp")}
+assert lowest["no clamp"] < 0.9 and lowest["paper: start at best, clamp"] >= 1.0, lowest
+
+# %% [markdown]
+# ## Our numbers next to the sources'
+#
+# | | the source | here (controlled task, CPU profile, 5 seeds) |
+# |---|---|---|
+# | distraction | entropy grows with length; a temperature restores it (Wang et al. 2024) | the retrieval heads' entropy 1.80 nats at $L$, 3.81 at $8L$; the needle's share 0.60 to 0.37 |
+# | $\log_L n$ holds the entropy (Su 2021) | derived from constant entropy | it holds the needle's share (0.57 at $8L$ against 0.59 at $L$), not the entropy (rises 0.46 nats by $8L$); restoring the entropy fully needs $\lambda$ = 2.36 at $8L$, where retrieval wants 1.64 |
+# | which heads | the temperature acts on distracted heads (Wang et al. 2024) | every head: the four retrieval heads alone give 0.29 of the 0.69 at $8L$, the other twelve 0.43 |
+# | head scaling | best of their fixes, competitive with RoPE extensions (Wang et al. 2024) | at $4L$ 0.83 against 0.78 for its start (not resolved by 5 seeds); at $16L$ 0.48, below the rules' 0.63-0.66 |
+# | without the constraint / the initialisation | passkey 81 to 53 / 26 (Wang et al. 2024, Table 4) | no difference without the clamp; the start at 1 costs 0.09 after 10 steps, nothing from 50 |
+#
+# ## Check your understanding
+#
+# 1. The retrieval heads' entropy rises by about 2 nats from $L$ to $8L$. How much would uniform
+#    attention's rise over the same lengths? What does the comparison say?
+# 2. Su's rule holds the needle's share but lets the entropy rise by 0.46 nats at $8L$. Where does
+#    that entropy come from? (Hint: exercise 12's second "going further".)
+# 3. Sharpening the four retrieval heads alone brings less than half the gain. Name an
+#    experiment that would tell whether the other heads matter because they also read the
+#    needle, or because they feed the retrieval heads.
+# 4. Head scaling keeps 0.48 at $16L$, the rules 0.63-0.66. How would you train head scaling so
+#    that it generalizes in length as the rules do? (Hint: what would you learn instead of one
+#    number per head?)
+# 5. Without the clamp some temperatures fall to 0.7 and nothing is lost. Design a measurement
+#    that checks whether those heads matter for anything at all.
+# 6. Exercise 12 asks you to compute the needle's share of a content-only row and the
+#    temperature that holds it.
