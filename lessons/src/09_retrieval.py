@@ -17,8 +17,9 @@
 # 5-digit key scored by greedy exact match over lengths and depths. They report that NoPE's
 # retrieval fails past the training length with attention spread ever thinner ("distraction"),
 # that a temperature on the logits brings much of it back, and that head-based scaling does
-# best, but only with its clamp at $\lambda \ge 1$ and its start at the searched uniform value
-# (without them, passkey accuracy fell from 81 to 53 and to 26).
+# best; in their ablation (Table 4) its average passkey accuracy fell from 81 to 53 without
+# the constraint that keeps its temperatures at $\lambda \ge 1$ and to 26 without its start at
+# the searched uniform value (lesson 12 tests both).
 #
 # That prompt does not fit a tiny character model: the needle and the question alone are about
 # 95 characters, three times our training length $L = 32$, and lesson 6's models were never
@@ -210,7 +211,8 @@ plt.show()
 #   seed 0 (0.92 against 0.86), far behind on seed 1 (0.51 against 0.83).
 # - **Temperature helps NoPE only past $2L$, and by a seed-dependent amount.** The search
 #   picks $\lambda = 1$ at $2L$ on both seeds; at $4L$ and $8L$ it picks 1.0 and 1.2 on seed 0,
-#   1.4 and 1.8 on seed 1 (the paper's uniform runs use 1.2, 1.5 and 1.8 at 2x, 4x and 8x).
+#   1.4 and 1.8 on seed 1 (the paper's section 2.4 reports about 1.2, 1.5 and 1.8 for 2x, 4x
+#   and 8x its training length, on perplexity).
 #   On seed 1 it lifts $4L$ from 0.58 to 0.69 and $8L$ from 0.27 to 0.49; on seed 0 it
 #   changes nothing at $4L$ and lifts $8L$ only from 0.48 to 0.50. The paper's rule
 #   $1 + 0.397 \ln s$ does about as well at $8L$ (0.48) without any search.
@@ -238,17 +240,21 @@ plt.show()
 #   PI at every length on each seed (at $4L$ 0.80 against 0.77 and 0.94 against 0.89).
 #
 # The bullets above are read from the table and the figure (head scaling against the other
-# NoPE fixes at $8L$, the depth pattern, fine-tuned RoPE ahead at $4L$); only what follows is
-# asserted, on every seed, each with its control:
-# - NoPE retrieves more than RoPE at $4L$ and $8L$, by more than 0.15 (measured 0.20 and
-#   0.54 at $4L$, 0.29 and 0.27 at $8L$). Control: in range the order is reversed (RoPE 1.00).
-# - NTK-aware scaling beats plain RoPE at $4L$ by more than 0.15 (0.36 and 0.43). Control: at
-#   $L$ the two are the same model ($s = 1$).
-# - YaRN zero-shot is below plain RoPE at $2L$ by more than 0.3 (0.83 and 0.39). Control: at
-#   $L$ they are equal.
-# - Averaged over the seeds, head scaling beats $\lambda = 1$ at $8L$ by more than 0.06
-#   (measured 0.13: 0.06 on seed 0, 0.19 on seed 1, so we do not assert it per seed). Control:
-#   in range the same difference is $-0.02$.
+# NoPE fixes at $8L$, the depth pattern, fine-tuned RoPE ahead at $4L$). With two seeds no
+# interval over seeds can be estimated, and the sizes differ a lot between seeds (NoPE's lead
+# at $4L$: 0.20 on one seed, 0.54 on the other; on two seeds the course was rerun on, one of
+# the leads at $8L$ was 0.14). So what is asserted, on every seed and each with its control,
+# is the *direction* of each difference, with a margin of 0.05:
+# - NoPE retrieves more than RoPE at $4L$ and $8L$. Control: in range the order is reversed
+#   (RoPE 1.00).
+# - NTK-aware scaling beats plain RoPE at $4L$. Control: at $L$ the two are the same model
+#   ($s = 1$).
+# - YaRN zero-shot is below plain RoPE at $2L$. Control: at $L$ they are equal.
+#
+# Head scaling's gain over $\lambda = 1$ at $8L$ (0.06 on seed 0, 0.19 on seed 1, printed below) is
+# read, not asserted: two seeds this far apart cannot say how large it is. Lesson 11 measures the
+# temperature fixes, and lesson 12 head scaling, on five seeds of a task where the needle is
+# the only thing to find.
 
 # %%
 def mean_at(label, seed, T):
@@ -258,18 +264,15 @@ def mean_at(label, seed, T):
 for seed in P.seeds:
     assert mean_at("NoPE", seed, L) < mean_at("RoPE", seed, L)          # the control: in range RoPE is ahead
     for T in (4 * L, 8 * L):
-        assert mean_at("NoPE", seed, T) > mean_at("RoPE", seed, T) + 0.15, (seed, T)
-    assert mean_at("RoPE, NTK zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.15, seed
-    assert mean_at("RoPE, YaRN zero-shot", seed, 2 * L) < mean_at("RoPE", seed, 2 * L) - 0.3, seed
+        assert mean_at("NoPE", seed, T) > mean_at("RoPE", seed, T) + 0.05, (seed, T)
+    assert mean_at("RoPE, NTK zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.05, seed
+    assert mean_at("RoPE, YaRN zero-shot", seed, 2 * L) < mean_at("RoPE", seed, 2 * L) - 0.05, seed
+    assert mean_at("RoPE, NTK zero-shot", seed, L) == mean_at("RoPE", seed, L)   # the controls at L: s = 1
+    assert mean_at("RoPE, YaRN zero-shot", seed, L) == mean_at("RoPE", seed, L)
 
-
-def head_gain(T):
-    return sum(mean_at("NoPE, head scaling at 4L", s, T) - mean_at("NoPE", s, T) for s in P.seeds) / len(P.seeds)
-
-
-print(f"head scaling minus lambda = 1, mean over seeds: {head_gain(8 * L):+.2f} at 8L, {head_gain(L):+.2f} at L")
-assert head_gain(8 * L) > 0.06
-assert head_gain(L) < 0.06   # the control
+print("head scaling minus lambda = 1 at 8L (read, not asserted): "
+      + ", ".join(f"seed {s} {mean_at('NoPE, head scaling at 4L', s, 8 * L) - mean_at('NoPE', s, 8 * L):+.2f}"
+                  for s in P.seeds))
 
 # %% [markdown]
 # ## Our numbers next to the paper's
@@ -280,7 +283,7 @@ assert head_gain(L) < 0.06   # the control
 # | retrieval in range | high (paper) | NoPE 0.92 / 0.93, RoPE 1.00 |
 # | NoPE past $L$ | fails beyond the training length (paper) | gradual: 0.85 / 0.64 / 0.38 at 2L / 4L / 8L |
 # | NoPE vs RoPE past $L$ | NoPE extends further (paper) | yes from 4L: by 0.20-0.54 at 4L and 0.27-0.29 at 8L; at 2L RoPE is ahead on seed 0 (0.92 against 0.86) |
-# | uniform $\lambda$ | about 1.2 / 1.5 / 1.8 at 2x / 4x / 8x (the code's uniform runs) | best for retrieval 1.0 / 1.0 / 1.2 and 1.0 / 1.4 / 1.8; gains at 8L of 0.02 and 0.22 |
+# | uniform $\lambda$ | about 1.2 / 1.5 / 1.8 at 2x / 4x / 8x (section 2.4, on perplexity) | best for retrieval 1.0 / 1.0 / 1.2 and 1.0 / 1.4 / 1.8; gains at 8L of 0.02 and 0.22 |
 # | head scaling | best, competitive with RoPE extensions (paper) | at 8L 0.54 / 0.46: best NoPE fix on seed 0 only, level with the best uniform $\lambda$ on the mean (0.50 against 0.49); behind fine-tuned PI and YaRN at 4L (0.71 against 0.83 and 0.87), ahead at 8L (0.50 against 0.35 and 0.43) |
 #
 # ## Check your understanding

@@ -156,12 +156,11 @@ plt.show()
 # measured here; see question 1).
 #
 # Asserted on every seed: at $\lambda = 1$ the head's entropy, as a fraction of $\ln k$,
-# rises from $L$ to $8L$ by more than 0.05 (0.19 and 0.09), which uniform attention fails
-# (0.00). Asserted on the mean of the two seeds only: the best uniform $\lambda$ raises the
-# needle mass at $8L$ above $\lambda = 1$'s by more than 0.05 (printed below: +0.18 on seed
-# 0, +0.04 on seed 1, mean +0.11), which it cannot do to uniform attention (a row of equal
-# logits stays uniform at any temperature). Per seed it would fail on seed 1, whose head has
-# little mass to give back.
+# rises from $L$ to $8L$ (0.19 and 0.09; asserted above 0.02, its direction: two seeds cannot
+# size it), which uniform attention fails (0.00). The temperature's gain in needle mass at
+# $8L$ (+0.18 on seed 0, +0.04 on seed 1, printed below) is read, not asserted: two seeds this
+# far apart cannot size it. Lesson 12 measures the needle's share, over five seeds and every
+# retrieval head, on a task where nothing but distraction is left to fail.
 
 # %%
 def normalised_entropy(label, seed, T):
@@ -180,11 +179,10 @@ print("needle mass at 8L, best uniform lambda minus lambda = 1: "
       + ", ".join(f"seed {seed} {gain:+.2f}" for seed, gain in mass_gain.items())
       + f";  mean {sum(mass_gain.values()) / len(mass_gain):+.2f}")
 for seed in P.seeds:
-    assert normalised_entropy("lambda = 1", seed, 8 * L) > normalised_entropy("lambda = 1", seed, L) + 0.05, seed
+    assert normalised_entropy("lambda = 1", seed, 8 * L) > normalised_entropy("lambda = 1", seed, L) + 0.02, seed
     control_rise = (normalised_entropy("uniform attention (control)", seed, 8 * L)
                     - normalised_entropy("uniform attention (control)", seed, L))
-    assert abs(control_rise) < 0.05, control_rise   # the control does not rise
-assert sum(mass_gain.values()) / len(mass_gain) > 0.05, mass_gain
+    assert abs(control_rise) < 0.02, control_rise   # the control does not rise
 
 # %% [markdown]
 # ## The fit per position, as the paper's code does it
