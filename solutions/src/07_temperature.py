@@ -62,6 +62,14 @@ def train_head_scales(model, batches, steps, start):
 check_head_scale_training(train_head_scales)
 
 # %% [markdown]
-# **Going further:** run your loop on lesson 6's NoPE model (`minilm.pretrained` returns it
-# from the cache) at 4x its training length, once from $\lambda = 1$ and once from the best
-# uniform $\lambda$. Lesson 7 found both end at the same temperatures; do you?
+# **Going further** (needs lesson 6's trained models: run lesson 6 first, or this trains them,
+# about 5 minutes on 2 CPU cores): run your loop on lesson 6's NoPE model at 4x its training
+# length, once from $\lambda = 1$ and once from the best uniform $\lambda$. Lesson 7 found both end
+# at the same temperatures; do you? Get the model, and its training length, with
+#
+# ```python
+# import minilm
+# P, corpus = minilm.profile(), minilm.default_corpus()
+# model = minilm.nope_rope_models(P, corpus, positions=("nope",))["nope", P.seeds[0]]
+# L = P.nope_rope_len
+# ```

@@ -60,4 +60,5 @@ check_per_position_fit(per_position_fit)
 # %% [markdown]
 # ## Going further
 # - `needle_mass` counts the `@` as part of the needle. Does the mass on the digits alone tell
-#   a different story?
+#   a different story? (Try it on lesson 9's models: `minilm.retrieval_models(minilm.profile(),
+#   minilm.default_corpus())` returns them from the cache once lesson 9 has run.)
