@@ -191,6 +191,9 @@ assert 0.8 < ratio < 1.25, "the two models should be of about the same size"
 # Same data, same optimiser (AdamW, warmup then cosine decay), same number of steps,
 # two seeds each. `minilm.pretrained_many` trains each model once and caches it (later
 # lessons load it from there); on a CPU the four train side by side, one per core.
+#
+# **Time:** with an empty cache the next cell takes about 80 seconds on 2 CPU cores; run again,
+# it loads the four models from the cache in seconds.
 
 # %%
 recipes = {seed: causal_recipe(P, seed) for seed in P.seeds}
@@ -284,9 +287,16 @@ for seed, (model, _) in flash_models.items():
     print(f"seed {seed}: scales ~ N(0, 0.02): {flash_init[seed]:.3f} nats   "
           f"scales ~ 1 +- 0.1: {runs['GAU', seed]['val']:.3f} nats")
 
+# %% [markdown]
+# On both seeds FLASH's initialisation ends far higher: 2.208 and 1.900 nats against 1.469 and
+# 1.472, gaps of 0.74 and 0.43. The gap itself differs by 0.31 between the two seeds, so the
+# margin we assert on every seed is the smaller gap less that difference, about 0.1: a margin a
+# third seed would have to fall far outside both of ours to fail. The control is the GAU with
+# scales near 1 itself (a gap of 0).
+
 # %%
 for seed in P.seeds:
-    assert flash_init[seed] > runs["GAU", seed]["val"] + 0.2, seed
+    assert flash_init[seed] > runs["GAU", seed]["val"] + 0.1, seed
 
 # %% [markdown]
 # ## Our numbers next to the source's

@@ -43,6 +43,9 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.m
 # (the cache returns them). The mixed-length model draws each batch's length from
 # $\{L/8, L/4, L/2, L\}$, and its $n$ is always the length of the batch; its batches are
 # shorter on average, so it takes more steps to see as many tokens as the others.
+#
+# **Time:** with an empty cache the next cell takes about 3.5 minutes on 2 CPU cores (four
+# models; lessons 2-3's come from the cache); run again, it loads them in seconds.
 
 # %%
 def gau(norm, n=None):
@@ -141,8 +144,8 @@ for label in list(variants)[1:]:
     print(f"{label:<30} {1000 * costs[label]:6.1f} ms/step")
 
 # %% [markdown]
-# At this size the four cost about the same per step: the printed times are within about
-# 15% of each other (the attention matrix is small next to the projections), and one
+# At this size the four cost about the same per step: the printed times are within about a
+# fifth of each other (the attention matrix is small next to the projections), and one
 # timing on a shared machine is not precise enough to rank them. What differs is what each fix asks:
 #
 # | fix | what it asks |
@@ -159,22 +162,25 @@ for label in list(variants)[1:]:
 #   9.5 on seed 1), so the margin sits well below the smallest. Control: at $L$, "no fix"
 #   *is* fix 1 (the same model with the same $n$), a gap of 0.
 # - At the training length, softmax and relu² (n fixed) are about equal (FLASH's finding),
-#   asserted as a bound: their means over seeds differ by less than 0.15 nats. Two seeds
-#   cannot resolve less: the two softmax seeds alone differ by 0.14. Control: "no fix"
-#   against n fixed at $L/4$ (lesson 2: 0.65-0.95 nats apart) fails the same bound.
+#   asserted as a bound: their means over seeds differ by less than 0.25 nats (measured 0.03).
+#   Two seeds cannot resolve less: the two softmax seeds alone differ by 0.14, so the mean of
+#   two other seeds could move by about that much. Control: "no fix" against n fixed at $L/4$
+#   (lesson 2: 0.65-0.95 nats apart) fails the same bound.
 # - Past the training length ($2L$), the two fixes that normalise each row by its own sum
 #   (3 and 4) keep more accuracy than n fixed: on average over the two, by more than 3
 #   points (we measured 8.4 and 12.6; softmax alone 11.6-14.4, row sum alone 5.2-10.8).
 #   Control: "no fix", which at $2L$ is *below* n fixed (by 2.5-2.6 points).
-# - With the same training tokens, mixed-length pretraining is within 4 points of n fixed at
+# - With the same training tokens, mixed-length pretraining is within 5 points of n fixed at
 #   every length up to $L$ (we measured at most 2.0; that gap differs by up to 1.9 between
-#   seeds). Control: "no fix", 16-24 points from n fixed at $L/8$.
-# - relu² normalised by its row sum has the lowest loss at $L$ of all four, on both seeds
-#   (ahead of the runner-up by 0.07 and 0.04 nats). Its *accuracy* lead over the other relu²
-#   variants is another story: 3-5 points on seed 0 up to $L$ (9.8 at $2L$), but only 0.4-0.7
-#   on seed 1 at every length, inside the evaluation error of about
-#   one point (8 batches, about 5,000 masked characters per length). So "the most accurate
-#   relu² variant" is not a claim two seeds support, and we do not assert it.
+#   seeds, so the bound is the two added, rounded up). Control: "no fix", 16-24 points from n
+#   fixed at $L/8$.
+#
+# Read, not asserted: relu² normalised by its row sum has the lowest loss at $L$ of all four on
+# both of these seeds (ahead of the runner-up by 0.07 and 0.04 nats), but rerun on two other
+# seeds it was not the lowest on one of them: "the best of the four" is not a claim two seeds
+# support. Its *accuracy* lead over the other relu² variants is weaker still: 3-5 points on
+# seed 0 up to $L$ (9.8 at $2L$), but only 0.4-0.7 on seed 1 at every length, inside the
+# evaluation error of about one point (8 batches, about 5,000 masked characters per length).
 
 # %%
 for seed in P.seeds:
@@ -182,15 +188,12 @@ for seed in P.seeds:
         for label in list(variants)[1:]:
             assert accuracy[label, seed, T] > accuracy["no fix: n = length", seed, T] + 0.03, (label, seed, T)
 mean = {label: sum(v) / len(v) for label, v in at_L.items()}
-assert abs(mean["4. softmax"] - mean["1. n fixed"]) < 0.15, mean   # a bound, not a sign
+assert abs(mean["4. softmax"] - mean["1. n fixed"]) < 0.25, mean   # a bound, not a sign
 for seed in P.seeds:
     row_normalised = (accuracy["3. relu² / row sum", seed, 2 * L] + accuracy["4. softmax", seed, 2 * L]) / 2
     assert row_normalised > accuracy["1. n fixed", seed, 2 * L] + 0.03, seed   # control: "no fix" is below n fixed
     for T in eval_lengths[:-1]:   # a bound; control: "no fix" at L/8
-        assert abs(accuracy["2. mixed lengths, n = length", seed, T] - accuracy["1. n fixed", seed, T]) < 0.04, (seed, T)
-    index = P.seeds.index(seed)
-    others = [losses[index] for label, losses in at_L.items() if label != "3. relu² / row sum"]
-    assert at_L["3. relu² / row sum"][index] < min(others), seed   # fails for any other variant in its place
+        assert abs(accuracy["2. mixed lengths, n = length", seed, T] - accuracy["1. n fixed", seed, T]) < 0.05, (seed, T)
 
 # %% [markdown]
 # ## Our numbers next to the source's
@@ -200,12 +203,13 @@ for seed in P.seeds:
 # | fixed n, mixed lengths, row normalisation | each "works" (Su) | each beats "no fix" by 9.5-28 accuracy points at $L/8$ and $L/4$ |
 # | mixed-length pretraining | "results improved significantly" (Su; over single-length, n = length) | with the same tokens, within 2 points of n fixed at every length up to $L$ |
 # | softmax vs relu² at the training length | "basically identical" (FLASH ablation, Hua et al. 2022) | 1.43 vs 1.46 nats (means of 2 seeds); the two softmax seeds alone differ by 0.14 |
-# | relu² / row sum | "works", but "bulky" (Su) | the lowest loss at $L$ on both seeds; the most accurate relu² variant on seed 0 (by 3-5 points up to $L$, 9.8 at $2L$), level with the others on seed 1 (0.4-0.7 ahead) |
+# | relu² / row sum | "works", but "bulky" (Su) | the lowest loss at $L$ on both seeds (not on every seed tried: read, not asserted); the most accurate relu² variant on seed 0 (by 3-5 points up to $L$, 9.8 at $2L$), level with the others on seed 1 (0.4-0.7 ahead) |
 # | extrapolation ($2L$) | needs more (Su; lesson 5) | every variant loses accuracy past $L$; softmax keeps the most (55-60% at $2L$, n fixed 43-45%) |
 #
 # Two things here go beyond the post. First, normalising by the row sum was not only a
-# fix: it had the lowest loss at $L$ of all four on both seeds (and on one seed the best
-# accuracy of the relu² variants, by 3-5 points up to $L$); Su's objection to it is elegance, not accuracy. Second, at $2L$ the variants whose normaliser *adapts to the row* hold up
+# fix: it had the lowest loss at $L$ of all four on both of these seeds (though not on every
+# seed we tried, so not asserted); Su's objection to it is elegance, not accuracy. Second, at
+# $2L$ the variants whose normaliser *adapts to the row* hold up
 # better than a fixed $n$: a constant that is right for the keys seen in training is
 # too small when there are twice as many keys to spread weight over. Lesson 5 takes up
 # how to go longer.

@@ -84,6 +84,9 @@ plt.show()
 # every training sequence contains rows with $n_i = 1 \dots L$, so the factor varies in
 # training and the model learns to use it. We train it from scratch exactly like lesson 6's
 # NoPE model (same steps, data, seeds).
+#
+# **Time:** with an empty cache the next cell takes about 2 minutes on 2 CPU cores (the learned
+# model; the plain one is lesson 6's); run again, it loads both in seconds.
 
 # %%
 def nope(**extra):
@@ -155,10 +158,13 @@ plt.show()
 
 # %% [markdown]
 # What we measured, asserted below on every seed, each with the control that fails it:
-# - **The paper's rule transfers, used per length.** $\lambda = 1 + 0.397 \ln s$ (the paper's
-#   per-position fit, on its own model of about a billion parameters, taken at the last
-#   position) is within 0.02 nats of the best $\lambda$ from our grid at 4x and 8x (we
-#   measured at most 0.005). Control: $\lambda = 1$, 0.10-0.35 nats from the best there. At
+# - **The paper's slope matches here per length, not per position.** $\lambda = 1 + 0.397 \ln s$
+#   (the paper's per-position fit, on its own model of about a billion parameters), used as
+#   one $\lambda$ per length, is within 0.02 nats of the best $\lambda$ from our grid at 4x and 8x
+#   (we measured at most 0.005; the best $\lambda$ chosen on the search batches, both scored on
+#   the evaluation batches). Control: $\lambda = 1$, 0.10-0.34 nats from the best there. Fitted
+#   per position, as the paper fitted it, our models want a much steeper slope (lesson 10:
+#   about 0.7), so the number that transfers is the per-length one. At
 #   2x it matches too (the same loss as the best, to three decimals), but there even
 #   $\lambda = 1$ is only 0.020 and 0.040 nats from the best, so that shows little and is
 #   not asserted.
@@ -166,9 +172,10 @@ plt.show()
 #   best uniform $\lambda$ (where it starts) and over the NoPE rule is 0.035-0.077 nats; over
 #   the others 0.13 nats or more. Control: the best uniform $\lambda$ (its own start, which
 #   ties).
-# - **Su's rule applied to a model trained without it** hurts in range, by more than 0.02
-#   nats (we measured 0.04-0.09): the first rows of a causal model see few keys, and
-#   $\log n_i / \log L < 1$ flattens their attention. Control: the same model without it, 0.
+# - **Su's rule applied to a model trained without it** hurts in range (we measured 0.04 and
+#   0.09 nats): the first rows of a causal model see few keys, and $\log n_i / \log L < 1$
+#   flattens their attention. The two seeds differ by as much as the smaller effect, so what
+#   is asserted is the direction (above 0.01). Control: the same model without it, 0.
 #
 # **The learned factor** (trained with it from scratch) we print and do not assert. In
 # range it was 0.016 and 0.043 nats below plain NoPE, and at 4x 0.064-0.067 above it; but
@@ -187,11 +194,11 @@ for seed in P.seeds:
     learned_minus_plain = {T: r["learned s_h log n (from scratch)"][T] - r["plain"][T] for T in lengths}
     print(f"seed {seed}: learned s_h log n minus plain NoPE: "
           + "  ".join(f"{T // L}x {v:+.3f}" for T, v in learned_minus_plain.items()))
-    for T in (4 * L, 8 * L):   # a bound; control: lambda = 1 (plain), 0.10-0.35 nats from the best
+    for T in (4 * L, 8 * L):   # a bound; control: lambda = 1 (plain), 0.10-0.34 nats from the best
         assert abs(r["NoPE fit, 1 + 0.397 ln s"][T] - r["best uniform lambda"][T]) < 0.02, (seed, T)
     others = [label for label in methods if label != "head scaling (trained at 4L)"]   # control: its own start
     assert r["head scaling (trained at 4L)"][4 * L] < min(r[label][4 * L] for label in others), seed
-    assert r["Su's rule at evaluation"][L] > r["plain"][L] + 0.02, seed   # control: plain itself, 0
+    assert r["Su's rule at evaluation"][L] > r["plain"][L] + 0.01, seed   # control: plain itself, 0
 
 # %% [markdown]
 # ## The course in one table
@@ -201,22 +208,25 @@ for seed in P.seeds:
 # a control that fails them, so CI fails if they stop holding; numbers marked *(printed)*
 # are shown there but not asserted, because two seeds cannot resolve them.
 #
-# | lesson | claim (source) | the source's number | ours (2 seeds) |
+# | lesson | claim (source) | the source's number | ours (2 seeds, 5 in lessons 11-12) |
 # |---|---|---|---|
 # | 1 | single-head relu² GAU as good as a Transformer (FLASH) | "as good or better" | GAU 0.06-0.07 nats lower, 17% more parameters |
 # | 2 | keep n fixed, not n = length (Su, 2022 post) | fixed "significantly better" after fine-tuning | zero-shot 11-16 points better; after 50 steps 0.05-0.08 nats; after 300 steps a tie, within 0.02 nats |
 # | 3 | $Z_i$ is $O(k)$, not $O(n)$ (Su, 2022 post) | argued | growth exponent 0.05-0.17 trained, about 1 untrained |
 # | 4 | three fixes (Su), softmax about equal (FLASH) | "basically identical" | every fix 9.5-28 points above no fix at $L/8$-$L/4$; softmax and relu² within 0.15 nats (means 1.43 and 1.46) |
 # | 5 | entropy invariance helps extrapolation (Su, 2021 post) | +4.6 to +11 points at 2x-4x | no measurable gain at 2x, +1.2 to +1.9 at 4x-8x; entropy rise from $L$ to $16L$ cut from 1.8-2.2 to 0.7-0.75 nats |
+# | 5 | attention needs a scale growing like $\log n$ (Chen et al., ICLR 2026) | critical $\gamma = 1/(1-\rho)$ on a simplex | simulated without training: the critical $\gamma (1-\rho)$ is 1.000 at $n = 16384$; holding a row's self-weight needs $\log_L n$ almost exactly, holding its entropy more |
 # | 6 | NoPE extends further than RoPE (Wang et al.) | +20% vs +10% | extension ratio 1.0 for both on every seed, the measure's floor: it cannot tell them apart *(printed)*; at $2L$-$8L$ NoPE's loss 1.4 and 0.8 nats lower (seeds 0 and 1) |
 # | 6 | failure goes with attention distraction (Wang et al.) | entropy grows with length | entropy rises faster than uniform attention's (mean over layers); correlation with loss 0.95-0.96, no higher than position's own (0.95-0.96) *(printed)* |
-# | 7 | uniform $\lambda$ grows with length (Wang et al.) | 1.2 / 1.5 / 1.8 at 2x/4x/8x; per position $1 + 0.397 \ln(i/L)$ | 1.2 / 1.5-1.7 / 1.9; per length $c = 0.42$, within 0.15 of 0.397 |
-# | 7 | head scaling beats uniform; clamp and init matter (Wang et al.) | passkey 81 vs 53 / 26 | head scaling better at its target by 0.035-0.076 nats; clamp and init made no difference (within 0.006 nats) |
-# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule is within 0.02 nats of the searched optimum at 4x-8x; a learned $s_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
+# | 7 | uniform $\lambda$ grows with length (Wang et al.) | about 1.2 / 1.5 / 1.8 at 2x/4x/8x (section 2.4); per position $1 + 0.397 \ln(i/L)$ (appendix B) | 1.2 / 1.5-1.7 / 1.8-1.9; per length $c = 0.41$, within 0.15 of 0.397 |
+# | 7 | head scaling beats uniform; clamp and init matter (Wang et al.) | average passkey 81 vs 53 / 26 (Table 4) | head scaling better at its target by 0.035-0.076 nats; clamp and init made no difference in text loss (within 0.006 nats) |
+# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule, used per length, is within 0.02 nats of the searched optimum at 4x-8x (fitted per position our slope is steeper: lesson 10); a learned $s_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
 # | 9 | NoPE retrieves past $L$, RoPE does not; a temperature restores it (Wang et al.) | passkey retrieval | trained on a 3-digit retrieval task: exact match at $4L$ / $8L$ NoPE 0.64 / 0.38, RoPE 0.28 / 0.09; head scaling at $8L$ 0.50 |
-# | 10 | distraction is the cause (Wang et al.) | entropy grows with length | the needle-finding head's entropy rises with length (0.19 / 0.09 of $\ln k$ from $L$ to $8L$; uniform attention: 0); a temperature raises its mass on the needle at $8L$ from 0.70 / 0.93 to 0.88 / 0.96 (mean gain +0.11, asserted on the mean only), but retrieval gains the other way round (+0.02 / +0.22 *(printed)*): the head's mass explains little of the loss |
-# | 10 | clamp and start matter (Wang et al.) | passkey 81 vs 53 / 26 | on retrieval at $4L$, 10-200 steps, no difference above 0.02 (on seed 0 the start is untested: its best uniform $\lambda$ at $4L$ is 1.0) |
-# | 10 | the fit per position (Wang et al.'s code) | $a = 0.397$ | $a$ = 0.71 / 0.67 per position, $c$ = 0.45 / 0.42 per length |
+# | 10 | distraction is the cause (Wang et al.) | entropy grows with length | the needle-finding head's entropy rises with length (0.19 / 0.09 of $\ln k$ from $L$ to $8L$; uniform attention: 0); a temperature raises its mass on the needle at $8L$ from 0.70 / 0.93 to 0.88 / 0.96, but retrieval gains the other way round (+0.02 / +0.22) *(printed)*: in text retrieval one head's mass explains little of the loss |
+# | 10 | the fit per position (Wang et al., appendix B and its code) | $a = 0.397$ | $a$ = 0.70 / 0.60 per position, $c$ = 0.44 / 0.37 per length; applied per row, the per-position rule lowers the loss past $L$ at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) |
+# | 11 | a temperature restores NoPE's retrieval (Wang et al.); $\log_L n$ (Su) | passkey retrieval; entropy invariance | controlled task (random-letter filler), 5 seeds: NoPE 0.96 in range, 0.15 at $8L$; the searched $\lambda$, $\log_L n$ and $1 + 0.397 \ln s$ (per length or per row) all restore 0.68-0.71; RoPE gains 0.00; the best-retrieving $\lambda$ (1.24 / 1.44 / 1.64) is within 0.04 of $\log_L n$ |
+# | 12 | distraction, and what the fix holds (Wang et al.; Su) | entropy grows; $\log_L n$ keeps it constant | the retrieval heads' entropy 1.80 nats at $L$, 3.81 at $8L$; $\log_L n$ holds their needle share (0.57 against 0.59), not their entropy; restoring the entropy needs $\lambda$ 2.36 at $8L$ where retrieval wants 1.64; the fix acts through every head, not the four retrieval heads alone |
+# | 12 | clamp and start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | 5 seeds: the start at 1 costs 0.09 after 10 steps and nothing from 50; no clamp costs nothing at any budget |
 
 # %% [markdown]
 # ## Check your understanding

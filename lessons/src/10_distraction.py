@@ -15,7 +15,8 @@
 # neither detail showed; lesson 12 tests them where the temperature clearly matters.)
 #
 # We take lesson 9's NoPE models as they are: lesson 6's NoPE Transformers after 1000 steps
-# of the retrieval mixture (the cache returns them if lesson 9 ran), the same prompts, the same
+# of the retrieval mixture (the cache returns them if lesson 9 ran; else the first cell trains
+# them, about 6 minutes on 2 CPU cores with lesson 6's), the same prompts, the same
 # temperature search and the same head scaling (`minilm.best_uniform_for_retrieval`,
 # `minilm.retrieval_head_scaled`), so every number below that lesson 9 also printed is the
 # same number. Distraction uses the retrieval-trained NoPE models; the per-position fit, its
@@ -225,25 +226,25 @@ ax.legend(fontsize=7)
 plt.show()
 
 # %% [markdown]
-# The two fits disagree. Per length, $c$ = 0.453 and 0.423 (the best $\lambda$ at
-# $2L/4L/8L$ is 1.3/1.7/1.9 and 1.2/1.6/1.9), within 0.06 of the paper's 0.397 and close to
-# lesson 7's $c = 0.42$ (lesson 7 scored other sequences, and its best $\lambda$ differ from
-# these by one step of 0.1, at $2L$ on seed 0 and at $4L$ on seed 1). Per position, $a$ = 0.712 and 0.672: positions far
-# past $L$ want much more temperature than a per-length average says, because the mean loss
-# of a sequence of length $sL$ also counts its first $L$ positions, which are best near
-# $\lambda = 1$. The paper's 0.397 comes from the per-position fit of a billion-parameter
-# model; ours, per position, is about 0.3 steeper. (Several of seed 0's buckets sit at the
-# top of the grid, 2.4, so its $a$ is if anything too low.)
+# The two fits disagree. Per length, $c$ = 0.443 and 0.371 (the best $\lambda$ at
+# $2L/4L/8L$ is 1.2/1.7/1.9 and 1.2/1.5/1.8, the same as lesson 7's search found), within 0.05
+# of the paper's 0.397. Per position, $a$ = 0.704 and 0.600: positions far past $L$ want much
+# more temperature than a per-length average says, because the mean loss of a sequence of
+# length $sL$ also counts its first $L$ positions, which are best near $\lambda = 1$. The paper's
+# 0.397 comes from the per-position fit of a billion-parameter model; ours, per position, is
+# 0.26 and 0.23 steeper than per length on the same table.
 #
-# Asserted on every seed, each fit the other's control: the per-length $c$ is within 0.1 of
-# 0.397 (the per-position $a$ fails that), and the per-position $a$ is above 0.397 + 0.15
-# (the per-length $c$ fails that).
+# Asserted on every seed: the per-length $c$ is within 0.1 of 0.397 (the per-position $a$ is the
+# control that fails it), and the per-position $a$ is above the per-length $c$ of the same
+# table by more than 0.1, a paired comparison (the control: $c$ against itself, 0). We do not
+# assert how far $a$ lies from 0.397: on two other seeds the course was rerun on, $a$ came out
+# 0.53, so its distance from 0.397 moves with the seed far more than its excess over $c$ does.
 
 # %%
 for seed in P.seeds:
     assert abs(fits[seed]["c"] - NOPE_FIT_C) < 0.1, fits[seed]
-    assert fits[seed]["a"] > NOPE_FIT_C + 0.15, fits[seed]
-    assert not abs(fits[seed]["a"] - NOPE_FIT_C) < 0.1 and not fits[seed]["c"] > NOPE_FIT_C + 0.15   # the controls
+    assert fits[seed]["a"] > fits[seed]["c"] + 0.1, fits[seed]
+    assert not abs(fits[seed]["a"] - NOPE_FIT_C) < 0.1   # the control
 
 # %% [markdown]
 # ## The rules, applied to sequences they were not fitted on
@@ -282,13 +283,36 @@ for label in settings:
     print(f"{label:<40}" + "".join(f"{sum(c) / len(c):.3f} ({' / '.join(f'{v:.3f}' for v in c)})".rjust(26) for c in cells))
 
 # %% [markdown]
-# PROSE: applied.
+# **Used one $\lambda$ per length, either fit helps most; used per row, the per-position fit
+# helps less.** Past $L$, the loss at $8L$ falls from 2.942 nats (mean of the seeds) with
+# $\lambda = 1$ to 2.616 with the searched per-length $\lambda$ and 2.618 with the fitted per-length
+# rule, but only to 2.846 with the paper's per-position rule and 2.831 with our own steeper
+# per-position $a$, on both seeds (held-out sequences; the last $L$ positions tell the same).
+#
+# Why would the per-position fit, made to describe exactly these positions, do worse there?
+# Because of what the table it was read from measures: the loss at position $i$ when *every*
+# row is sharpened by the same $\lambda$. The best such $\lambda$ for position $i$ assumes that all
+# the rows before it, whose outputs position $i$ reads, were sharpened too. A per-row rule
+# sharpens the rows before $i$ less (not at all below $L$), so position $i$ sees other inputs
+# than the fit assumed. The per-position curve is a family of uniform settings, one per
+# evaluation position, not a schedule for the rows. This agrees with the paper: its section
+# 2.4 reports that position-dependent scales did not improve generalization further.
+# (In lesson 11's retrieval the per-row rule did as well as the uniform one: the rows that
+# decide retrieval are the last ones, where the two are the same number.)
+#
+# Asserted on every seed, each with its control: the searched per-length $\lambda$ beats both
+# per-position rules past $L$ by more than 0.05 nats (measured 0.11 to 0.32; the control is the
+# fitted per-length rule, which ties with it, within 0.01); and both per-position rules still
+# beat $\lambda = 1$ by more than 0.05 (measured 0.09 to 0.13; the control is $\lambda = 1$ itself).
 
 # %%
 for seed in P.seeds:
     past = {label: applied[label, seed][0] for label in settings}
-    assert past["per position, fitted a"] < past["per length, searched"] - 0.02, (seed, past)
-    assert past["per position, a = 0.397"] < past["lambda = 1"] - 0.05, (seed, past)   # control: lambda = 1 itself
+    for rule in ("per position, a = 0.397", "per position, fitted a"):
+        assert past["per length, searched"] < past[rule] - 0.05, (seed, rule, past)
+        assert past[rule] < past["lambda = 1"] - 0.05, (seed, rule, past)
+    assert abs(past["per length, fitted"] - past["per length, searched"]) < 0.01, past   # the control
+
 
 # %% [markdown]
 # ## Extension ratios, with error bars
@@ -339,9 +363,9 @@ for seed in P.seeds:
 #
 # | | Wang et al. (2024) | here (CPU profile, seeds 0 and 1) |
 # |---|---|---|
-# | without clamp / start | passkey 81 to 53 / 26 (paper) | no difference in retrieval (at most 0.02 apart at 10-200 steps; bound asserted 0.05); on seed 0 the two starts are the same run (best $\lambda$ at 4L is 1.0); on seed 1 start at 1 costs 0.021 nats of text after 10 steps; no clamp costs seed 0 up to 0.041 nats of text |
 # | distraction | entropy grows with length; temperature restores it (paper) | the needle-finding head's mass 0.98 / 0.99 to 0.70 / 0.93 at 8L, back to 0.88 / 0.96 with $\lambda$; retrieval gains the other way round (+0.02 / +0.22), so the head's mass explains little of the loss |
-# | $\lambda$ fit | per position, $a = 0.397$ (paper; fit in `fig/fig_fit.ipynb` of its code) | per position $a$ = 0.71 / 0.67; per length $c$ = 0.45 / 0.42 |
+# | $\lambda$ fit | per position, $a = 0.397$ (paper, appendix B; the fit is in `fig/fig_fit.ipynb` of its code) | per position $a$ = 0.70 / 0.60; per length $c$ = 0.44 / 0.37 |
+# | the fit applied | position-dependent scales did not help further (paper, section 2.4) | per row, the per-position rules lower the loss past $L$ at $8L$ to 2.83-2.85 nats (from 2.94), one $\lambda$ per length to 2.62 |
 # | extension ratio | NoPE about +20%, RoPE about +10% (paper) | 1.0 for all, intervals overlap; the rise past $L$ separates them (0.3 against 1.4-1.5 nats) |
 #
 # ## Check your understanding
@@ -350,10 +374,12 @@ for seed in P.seeds:
 #    retrieval. Design a measurement that finds where the answer is lost instead (hint:
 #    `needle_attention` reads the row of the question `?`; the rows of the answer's digits can
 #    be read the same way, and the key has three digits).
-# 2. Without the clamp, some temperatures fall below 1 with no cost in retrieval. What does
-#    that say about those heads? How would you check it?
-# 3. The per-position $a$ is about 0.25 steeper than the per-length $c$ on the same table.
-#    Which one would you use to set a temperature at inference, and why?
+# 2. Lesson 12 measures the answer rows of every head, over five seeds, and finds the fix acts
+#    through many heads at once. Which of this lesson's observations does that explain?
+# 3. The per-position $a$ is about 0.25 steeper than the per-length $c$ on the same table,
+#    and applied per row it does worse than either used per length. Which would you use to set
+#    a temperature at inference, and why? What would a per-row rule have to be fitted on to
+#    deserve its name?
 # 4. The extension ratio of all four models is 1.000, yet their losses past $L$ differ by more
 #    than a nat. What does the ratio measure, and what would make it informative here?
 # 5. Exercise 10 asks you to write the needle mass and the per-position fit.

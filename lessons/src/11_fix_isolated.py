@@ -64,7 +64,7 @@ print(f"filler alphabet: {RANDOM_FILLER}")
 # A causal Transformer with no position encoding (NoPE) and the same with RoPE, trained from
 # scratch on this task alone at $L$ (`minilm.controlled_models`: batch 32, learning rate
 # 3e-3, 1000 steps). Small models, so five seeds each: with an empty cache this cell trains
-# all ten in about 3 minutes on 2 CPU cores (two at a time); later runs load them from the cache.
+# all ten in about 2.5 minutes on 2 CPU cores (two at a time); later runs load them from the cache.
 
 # %%
 models = minilm.controlled_models(P, corpus)   # {(pos, seed): model}

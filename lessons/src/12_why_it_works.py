@@ -20,7 +20,7 @@
 # the initialisation at the best uniform scale (starting at 1 instead).
 #
 # We use lesson 11's NoPE models (trained on random-letter haystacks; the cache returns them if
-# lesson 11 ran, else this cell trains them: about 3 minutes on 2 CPU cores), the same prompts
+# lesson 11 ran, else this cell trains them: about 2.5 minutes on 2 CPU cores), the same prompts
 # and the same search for the best uniform $\lambda$.
 
 # %%
@@ -211,7 +211,9 @@ plt.show()
 # the entropy all the way down, $\lambda$ must push the needle's share *above* what the model had
 # in training, and that changes what the next layers read. What $\log_L n$ holds is the
 # needle's share; exercise 12 shows why, in a row whose logits depend only on what a key is:
-# holding the share needs a temperature that grows like $\log n$.
+# holding the share needs a temperature that grows like $\log n$. Lesson 5's simplex model
+# split the same way, exactly: holding a row's weight on itself needed Su's $\log_L n$ to within
+# 0.004, holding its entropy needed more.
 #
 # Asserted: at $8L$ the entropy-restoring $\lambda$ exceeds the best-retrieving one by more than 0.2
 # (the lower end of the paired interval); the control is Su's $\log_L n$, whose difference from
