@@ -325,7 +325,8 @@ def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0
 def seed_interval(values, *, level: float = 0.9) -> tuple:
     """(mean, low, high): the mean of one number per seed and its t interval,
     mean -+ t_{(1 + level)/2, n - 1} * sd / sqrt(n), sd the sample standard deviation over the
-    n seeds. It says where the mean over *other* seeds would fall; with few seeds it is wide
+    n seeds. It says where the mean over all seeds (what the recipe gives on average) likely
+    lies; the mean of n other seeds scatters about sqrt(2) times wider. With few seeds it is wide
     (t_{0.95, 4} = 2.13), which is the point."""
     values = torch.as_tensor(values, dtype=torch.float64).flatten()
     if len(values) < 2 or not values.isfinite().all():

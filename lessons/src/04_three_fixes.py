@@ -176,8 +176,8 @@ for label in list(variants)[1:]:
 #   fixed at $L/8$.
 #
 # Read, not asserted: relu² normalised by its row sum has the lowest loss at $L$ of all four on
-# both of these seeds (ahead of the runner-up by 0.07 and 0.04 nats), but rerun on two other
-# seeds it was not the lowest on one of them: "the best of the four" is not a claim two seeds
+# both of these seeds, but ahead of the runner-up by only 0.07 and 0.04 nats, less than the
+# 0.14 by which two seeds of one variant differ: "the best of the four" is not a claim two seeds
 # support. Its *accuracy* lead over the other relu² variants is weaker still: 3-5 points on
 # seed 0 up to $L$ (9.8 at $2L$), but only 0.4-0.7 on seed 1 at every length, inside the
 # evaluation error of about one point (8 batches, about 5,000 masked characters per length).
@@ -203,12 +203,12 @@ for seed in P.seeds:
 # | fixed n, mixed lengths, row normalisation | each "works" (Su) | each beats "no fix" by 9.5-28 accuracy points at $L/8$ and $L/4$ |
 # | mixed-length pretraining | "results improved significantly" (Su; over single-length, n = length) | with the same tokens, within 2 points of n fixed at every length up to $L$ |
 # | softmax vs relu² at the training length | "basically identical" (FLASH ablation, Hua et al. 2022) | 1.43 vs 1.46 nats (means of 2 seeds); the two softmax seeds alone differ by 0.14 |
-# | relu² / row sum | "works", but "bulky" (Su) | the lowest loss at $L$ on both seeds (not on every seed tried: read, not asserted); the most accurate relu² variant on seed 0 (by 3-5 points up to $L$, 9.8 at $2L$), level with the others on seed 1 (0.4-0.7 ahead) |
+# | relu² / row sum | "works", but "bulky" (Su) | the lowest loss at $L$ on both seeds (by less than the seeds' spread: read, not asserted); the most accurate relu² variant on seed 0 (by 3-5 points up to $L$, 9.8 at $2L$), level with the others on seed 1 (0.4-0.7 ahead) |
 # | extrapolation ($2L$) | needs more (Su; lesson 5) | every variant loses accuracy past $L$; softmax keeps the most (55-60% at $2L$, n fixed 43-45%) |
 #
 # Two things here go beyond the post. First, normalising by the row sum was not only a
-# fix: it had the lowest loss at $L$ of all four on both of these seeds (though not on every
-# seed we tried, so not asserted); Su's objection to it is elegance, not accuracy. Second, at
+# fix: it had the lowest loss at $L$ of all four on both of these seeds (by less than the
+# seeds' spread, so not asserted); Su's objection to it is elegance, not accuracy. Second, at
 # $2L$ the variants whose normaliser *adapts to the row* hold up
 # better than a fixed $n$: a constant that is right for the keys seen in training is
 # too small when there are twice as many keys to spread weight over. Lesson 5 takes up
