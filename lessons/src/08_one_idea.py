@@ -160,9 +160,10 @@ plt.show()
 # What we measured, asserted below on every seed, each with the control that fails it:
 # - **The paper's slope matches here per length, not per position.** $\lambda = 1 + 0.397 \ln s$
 #   (the paper's per-position fit, on its own model of about a billion parameters), used as
-#   one $\lambda$ per length, is within 0.02 nats of the best $\lambda$ from our grid at 4x and 8x
+#   one $\lambda$ per length, is within 0.04 nats of the best $\lambda$ from our grid at 4x and 8x
 #   (we measured at most 0.005; the best $\lambda$ chosen on the search batches, both scored on
-#   the evaluation batches). Control: $\lambda = 1$, 0.10-0.34 nats from the best there. Fitted
+#   the evaluation batches; the bound leaves room for a best $\lambda$ a grid step or two away on
+#   other seeds). Control: $\lambda = 1$, 0.10-0.34 nats from the best there. Fitted
 #   per position, as the paper fitted it, our models want a much steeper slope (lesson 10:
 #   0.60 and 0.70), so the number that transfers is the per-length one. At
 #   2x it matches too (the same loss as the best, to three decimals), but there even
@@ -195,7 +196,7 @@ for seed in P.seeds:
     print(f"seed {seed}: learned s_h log n minus plain NoPE: "
           + "  ".join(f"{T // L}x {v:+.3f}" for T, v in learned_minus_plain.items()))
     for T in (4 * L, 8 * L):   # a bound; control: lambda = 1 (plain), 0.10-0.34 nats from the best
-        assert abs(r["NoPE fit, 1 + 0.397 ln s"][T] - r["best uniform lambda"][T]) < 0.02, (seed, T)
+        assert abs(r["NoPE fit, 1 + 0.397 ln s"][T] - r["best uniform lambda"][T]) < 0.04, (seed, T)
     others = [label for label in methods if label != "head scaling (trained at 4L)"]   # control: its own start
     assert r["head scaling (trained at 4L)"][4 * L] < min(r[label][4 * L] for label in others), seed
     assert r["Su's rule at evaluation"][L] > r["plain"][L] + 0.01, seed   # control: plain itself, 0
@@ -220,10 +221,10 @@ for seed in P.seeds:
 # | 6 | failure goes with attention distraction (Wang et al.) | entropy grows with length | entropy rises faster than uniform attention's (mean over layers); correlation with loss 0.95-0.96, no higher than position's own (0.95-0.96) *(printed)* |
 # | 7 | uniform $\lambda$ grows with length (Wang et al.) | about 1.2 / 1.5 / 1.8 at 2x/4x/8x (section 2.4); per position $1 + 0.397 \ln(i/L)$ (appendix B) | 1.2 / 1.5-1.7 / 1.8-1.9; per length $c = 0.41$, within 0.15 of 0.397 |
 # | 7 | head scaling beats uniform; clamp and init matter (Wang et al.) | average passkey 81 vs 53 / 26 (Table 4) | head scaling better at its target by 0.035-0.076 nats; clamp and init made no difference in text loss (within 0.006 nats) |
-# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule, used per length, is within 0.02 nats of the searched optimum at 4x-8x (fitted per position our slope is steeper: lesson 10); a learned $s_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
+# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule, used per length, is within 0.04 nats of the searched optimum at 4x-8x (measured 0.005) (fitted per position our slope is steeper: lesson 10); a learned $s_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
 # | 9 | NoPE retrieves past $L$, RoPE does not; a temperature restores it (Wang et al.) | passkey retrieval | trained on a 3-digit retrieval task: exact match at $4L$ / $8L$ NoPE 0.64 / 0.38, RoPE 0.28 / 0.09; head scaling at $8L$ 0.50 |
 # | 10 | distraction is the cause (Wang et al.) | entropy grows with length | the needle-finding head's entropy rises with length (0.19 / 0.09 of $\ln k$ from $L$ to $8L$; uniform attention: 0); a temperature raises its mass on the needle at $8L$ from 0.70 / 0.93 to 0.88 / 0.96, but retrieval gains the other way round (+0.02 / +0.22) *(printed)*: in text retrieval one head's mass explains little of the loss |
-# | 10 | the fit per position (Wang et al., appendix B and its code) | $a = 0.397$ | $a$ = 0.70 / 0.60 per position, $c$ = 0.44 / 0.37 per length; applied per row, the per-position rule lowers the loss past $L$ at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) |
+# | 10 | the fit per position (Wang et al., appendix B and its code) | $a = 0.397$ | $a$ = 0.70 / 0.60 per position, steeper than $c$ = 0.44 / 0.37 per length on every seed; applied per row, the per-position rule lowers the loss past $L$ at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) |
 # | 11 | a temperature restores NoPE's retrieval (Wang et al.); $\log_L n$ (Su) | passkey retrieval; entropy invariance | controlled task (random-letter filler), 5 seeds: NoPE 0.96 in range, 0.15 at $8L$; the searched $\lambda$, $\log_L n$ and $1 + 0.397 \ln s$ (per length or per row) all restore 0.68-0.71; RoPE gains 0.00; the best-retrieving $\lambda$ (1.24 / 1.44 / 1.64) is within 0.04 of $\log_L n$ |
 # | 12 | distraction, and what the fix holds (Wang et al.; Su) | entropy grows; $\log_L n$ keeps it constant | the retrieval heads' entropy 1.80 nats at $L$, 3.81 at $8L$; $\log_L n$ holds their needle share (0.57 against 0.59), not their entropy; restoring the entropy needs $\lambda$ 2.36 at $8L$ where retrieval wants 1.64; the fix acts through every head, not the four retrieval heads alone |
 # | 12 | clamp and start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | 5 seeds: the start at 1 costs 0.09 after 10 steps and nothing from 50; no clamp costs nothing at any budget |

