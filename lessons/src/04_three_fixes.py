@@ -44,7 +44,7 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.m
 # $\{L/8, L/4, L/2, L\}$, and its $n$ is always the length of the batch; its batches are
 # shorter on average, so it takes more steps to see as many tokens as the others.
 #
-# **Time:** with an empty cache the next cell takes about 3.5 minutes on 2 CPU cores (four
+# **Time:** with an empty cache the next cell takes about 4 minutes on 2 CPU cores (four
 # models; lessons 2-3's come from the cache); run again, it loads them in seconds.
 
 # %%
@@ -145,8 +145,9 @@ for label in list(variants)[1:]:
 
 # %% [markdown]
 # At this size the four cost about the same per step: the printed times are within about a
-# fifth of each other (the attention matrix is small next to the projections), and one
-# timing on a shared machine is not precise enough to rank them. What differs is what each fix asks:
+# third of each other (the attention matrix is small next to the projections), and on a shared
+# machine they move by as much from one run to the next, so one timing is not precise enough to
+# rank them. What differs is what each fix asks:
 #
 # | fix | what it asks |
 # |---|---|
