@@ -110,16 +110,25 @@ def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progre
     return {key: model for key, (model, _) in trained.items()}
 
 
+def scale_heads(model: LM, corpus: Corpus, seed: int, *, length: int, start: float, clamp: bool = True,
+                steps: int = 200, **mixture) -> LM:
+    """Head-based scaling as in the paper's code, the one setting lessons 9-12 share: only the
+    per-head temperatures of ``model`` train, at ``length`` on the model's own data ``mixture``
+    (retrieval fraction and filler, as train_head_scales takes them), batch 8, learning rate
+    0.05, from ``start``, clamped at 1 if ``clamp``, on batches of seed 100 + ``seed``."""
+    train_head_scales(model, corpus, length=length, start=start, clamp=clamp, steps=steps, batch_size=8,
+                      seed=100 + seed, progress=False, **mixture)
+    return model
+
+
 def controlled_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float, clamp: bool = True,
                            steps: int = 200) -> LM:
-    """Lessons 11-12: a fresh copy of lesson 11's NoPE model whose per-head temperatures alone train
-    at 4L on its own task, as in the paper's code: batch 8, learning rate 0.05, from ``start``,
-    clamped at 1 if ``clamp``."""
+    """Lessons 11-12: a fresh copy of lesson 11's NoPE model, head-scaled (scale_heads) at 4L on
+    its own task."""
     config = controlled_transformer(P, corpus.tokenizer.vocab_size, "nope")
     model = pretrained(config, controlled_recipe(P, seed), corpus=corpus, progress=False)[0]
-    train_head_scales(model, corpus, length=4 * P.controlled_len, start=start, clamp=clamp, steps=steps,
-                      batch_size=8, retrieval=1.0, filler="random", seed=100 + seed, progress=False)
-    return model
+    return scale_heads(model, corpus, seed, length=4 * P.controlled_len, start=start, clamp=clamp, steps=steps,
+                       retrieval=1.0, filler="random")
 
 
 # Lessons 9 and 10 share the retrieval-trained NoPE model's temperature search and its head
@@ -142,14 +151,10 @@ def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: st
     return max(scores, key=scores.get)
 
 
-def retrieval_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float, clamp: bool = True,
-                          steps: int = 200) -> LM:
+def retrieval_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float) -> LM:
     """Lessons 9-10: a fresh copy of the retrieval-trained NoPE model (lesson 6's, then
-    retrieval_recipe) whose per-head temperatures alone train at 4L on its own mixture, as in
-    the paper's code: batch 8, learning rate 0.05, from ``start``, clamped at 1 if ``clamp``."""
+    retrieval_recipe), head-scaled (scale_heads) at 4L on its own mixture."""
     config = nope_rope_transformer(P, corpus.tokenizer.vocab_size, "nope")
     text_model = pretrained(config, nope_rope_recipe(P, seed), corpus=corpus, progress=False)[0]
     model = pretrained(config, retrieval_recipe(P, seed), corpus=corpus, init=text_model, progress=False)[0]
-    train_head_scales(model, corpus, length=4 * P.nope_rope_len, start=start, clamp=clamp, steps=steps,
-                      batch_size=8, retrieval=0.75, seed=100 + seed, progress=False)
-    return model
+    return scale_heads(model, corpus, seed, length=4 * P.nope_rope_len, start=start, retrieval=0.75)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
                    retrieval_rows)
 from .model import log_row_sums
-from .validation import finite_number, finite_numbers, integer, one_of, positive_int, positive_ints
+from .validation import boolean, finite_number, finite_numbers, integer, one_of, positive_int, positive_ints
 
 EVAL_SEED = 1234
 SEARCH_SEED = 4321  # the batches a setting (a temperature) is chosen on: never the ones it is scored on
@@ -328,7 +328,10 @@ def seed_interval(values, *, level: float = 0.9) -> tuple:
     n seeds. It says where the mean over all seeds (what the recipe gives on average) likely
     lies; the mean of n other seeds scatters about sqrt(2) times wider. With few seeds it is wide
     (t_{0.95, 4} = 2.13), which is the point."""
-    values = torch.as_tensor(values, dtype=torch.float64).flatten()
+    values = torch.as_tensor(values, dtype=torch.float64)
+    if values.dim() != 1:
+        raise ValueError(f"seed_interval takes one number per seed (a 1-D list); got values of shape "
+                         f"{tuple(values.shape)}: call it once per row of a table")
     if len(values) < 2 or not values.isfinite().all():
         raise ValueError(f"seed_interval needs two or more finite values, one per seed; got {values.tolist()}")
     finite_number("level", level, above=0, why="a probability below 1")
@@ -340,16 +343,22 @@ def seed_interval(values, *, level: float = 0.9) -> tuple:
     return mean, mean - half, mean + half
 
 
-def over_seeds(values, *, level: float = 0.9) -> str:
+def over_seeds(values, *, level: float = 0.9, each: bool = True) -> str:
     """One number per seed as a lesson prints it: "mean [low, high] (each seed's value)", the
-    interval that of seed_interval."""
+    interval that of seed_interval; without the seeds' values if not ``each``."""
+    boolean("each", each)
     mean, low, high = seed_interval(values, level=level)
-    return f"{mean:.2f} [{low:.2f}, {high:.2f}] ({' '.join(f'{float(v):.2f}' for v in values)})"
+    seeds = f" ({' '.join(f'{float(v):.2f}' for v in values)})" if each else ""
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]{seeds}"
 
 
 def t_quantile(p: float, df: int) -> float:
     """The p-quantile (p > 1/2) of Student's t with df degrees of freedom: bisection on its CDF,
     F(x) = 1/2 + integral_0^x f(t) dt, f(t) = c (1 + t^2/df)^(-(df+1)/2), by Simpson's rule."""
+    finite_number("p", p, above=0.5, why="an upper quantile; below 1")
+    if p >= 1:
+        raise ValueError(f"p must be below 1 (the 1-quantile is infinite); got {p!r}")
+    positive_int("df", df)
     log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
 
     def cdf(x: float) -> float:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from .data import Corpus, batches
-from .measure import EVAL_SEED, bucket_means, check_measurable, loss_by_length, loss_by_position
+from .measure import bucket_means, check_measurable, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
 from .validation import boolean, finite_number, finite_numbers, is_sequence, positive_int
@@ -65,10 +65,11 @@ def _broadcasts_to(shape, target) -> bool:
 
 
 @torch.no_grad()
-def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed: int = EVAL_SEED) -> dict:
+def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed: int) -> dict:
     """{lambda: loss at ``length``} with every temperature set to lambda, on the validation
-    batches of ``seed``: choose lambda on SEARCH_SEED's, then score it on EVAL_SEED's (mean_loss),
-    so the score of the chosen lambda is not the minimum of its own search.
+    batches of ``seed``, which the caller names: search on SEARCH_SEED's, then score the chosen
+    lambda on EVAL_SEED's (``with temperature(model, lam): mean_loss(...)``), so its score is not
+    the minimum of its own search.
 
     Changes ``model.temperature`` while it runs, and restores it on any exit."""
     losses = {}
@@ -81,17 +82,19 @@ def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed
 
 @torch.no_grad()
 def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *, sequences: int = 64,
-                                    seed: int = EVAL_SEED) -> torch.Tensor:
+                                    seed: int) -> torch.Tensor:
     """Loss at every position of length-``length`` sequences with every temperature set to each
     lambda of ``grid``: shape (len(grid), length), over ``sequences`` validation sequences (those
     of ``seed``). The per-position fit of Wang et al.'s code reads the best lambda at each position
     off this table. Restores ``model.temperature`` on any exit."""
     positive_int("sequences", sequences)
+    if sequences % 8:
+        raise ValueError(f"sequences must be a multiple of 8 (they are read in batches of 8); got {sequences!r}")
     rows = []
     with temperature(model):
         for lam in _checked_grid(grid):
             model.temperature.fill_(lam)
-            rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=max(1, sequences // 8),
+            rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=sequences // 8,
                                          seed=seed))
     return torch.stack(rows)
 

@@ -150,12 +150,9 @@ def test_scores_mask_the_future_with_minus_inf():
     (dict(logn_base=0.5), ["logn_base", "got 0.5"]),
     (dict(scale=torch.ones(2)), ["(3,)", "(2,)"]),
 ])
-def test_bad_settings_raise_clear_errors(kwargs, words):
+def test_bad_settings_raise_clear_errors(kwargs, words, raises_naming):
     q, k, v = qkv()
-    with pytest.raises(ValueError) as info:
-        attend(q, k, v, **kwargs)
-    for word in words:
-        assert word in str(info.value), (word, str(info.value))
+    raises_naming(lambda: attend(q, k, v, **kwargs), words)
 
 
 def test_mismatched_shapes_raise():
@@ -202,8 +199,20 @@ def test_a_model_takes_the_per_position_rule_as_a_row_scale_on_every_layer():
     _, plain = model(idx, return_weights=True)
     assert torch.equal(ruled[0][..., :8, :], plain[0][..., :8, :])   # within L nothing changes
     assert not torch.allclose(ruled[0][..., 8:, :], plain[0][..., 8:, :])
-    # the same as multiplying the rows of q in every layer, i.e. attend's row_scale
+    # Every layer multiplies row i's logits by lambda_i: with the attention outputs silenced, each
+    # layer's input is the same in both runs, so each layer's scores must be exactly rows_i times
+    # its plain scores (a layer that skipped the rule, or scaled by another lambda, would differ).
     rows = position_temperature(24, 0.5, 8, causal=True)
-    assert model(idx, position_scale=(0.5, 8)).shape == (2, 24, 11) and rows.shape == (24,)
+    with torch.no_grad():
+        for block in model.blocks:
+            block.to_out.weight.zero_()
+            block.to_out.bias.zero_()
+    _, ruled = model(idx, position_scale=(0.5, 8), return_scores=True)
+    _, plain = model(idx, return_scores=True)
+    assert len(ruled) == 2
+    for ruled_layer, plain_layer in zip(ruled, plain):
+        finite = plain_layer.isfinite()   # the causal mask's -inf
+        torch.testing.assert_close(ruled_layer[finite], (rows.view(-1, 1) * plain_layer)[finite])
+    assert rows[:8].eq(1).all() and rows[8:].gt(1).all()
     with pytest.raises(ValueError, match=r"position_scale must be a pair \(a, L\)"):
         model(idx, position_scale=0.5)

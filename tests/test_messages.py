@@ -18,7 +18,7 @@ from minilm.cache import cache_key
 from minilm.data import batches, causal_batch, retrieval_batch
 from minilm.measure import (attention_entropy, bootstrap_interval, bucket_means, entropy, eval_batches,
                             extension_ratio, growth_exponent, loss_by_length, needle_attention, position_probe_r2,
-                            prefix_gap, retrieval_accuracy, retrieval_prompts)
+                            prefix_gap, retrieval_accuracy, retrieval_prompts, seed_interval, t_quantile)
 from minilm.model import LM, RopeScaling, apply_rope, attend, rope_angles
 from minilm.sampling import generate
 from minilm.scaling import (fit_log_slope, fit_per_position, length_rule, temperature, train_head_scales,
@@ -93,8 +93,16 @@ CASES = {
                                  ["n_batches must be a positive int; got 0"]),
     # scaling
     "uniform_temperature_by_position sequences=0": (
-        lambda: uniform_temperature_by_position(model(), corpus(), 16, [1.0], sequences=0),
+        lambda: uniform_temperature_by_position(model(), corpus(), 16, [1.0], sequences=0, seed=0),
         ["sequences must be a positive int; got 0"]),
+    "uniform_temperature_by_position sequences=3": (  # was silently read as 8
+        lambda: uniform_temperature_by_position(model(), corpus(), 16, [1.0], sequences=3, seed=0),
+        ["sequences must be a multiple of 8", "got 3"]),
+    "seed_interval of a table": (  # was flattened into one long list of "seeds"
+        lambda: seed_interval([[0.5, 0.6, 0.7], [0.4, 0.6, 0.8]]), ["one number per seed", "shape (2, 3)"]),
+    "t_quantile p=0.4": (lambda: t_quantile(0.4, 4), ["p must be a finite number > 0.5", "got 0.4"]),  # was 4e-19
+    "t_quantile p=1": (lambda: t_quantile(1.0, 4), ["p must be below 1", "got 1.0"]),
+    "t_quantile df=0": (lambda: t_quantile(0.95, 0), ["df must be a positive int; got 0"]),
     "fit_per_position table a list": (lambda: fit_per_position([[1.0] * 40], [1.0], 16, bucket=4),
                                       ["table must be a tensor", "list"]),
     "fit_log_slope ratio 0": (lambda: fit_log_slope([0, 2], [1.0, 1.2]), ["ratios", "> 0", "got 0"]),
@@ -164,7 +172,7 @@ ACCEPTED = {
     "loss_by_length, an array of lengths": (lambda: loss_by_length(model(), corpus(), np.array([16, 32]), tokens=256),
                                             None),
     "uniform_temperature_search, a numpy grid": (
-        lambda: uniform_temperature_search(model(), corpus(), 16, np.linspace(1.0, 2.0, 2, dtype=np.float32)), None),
+        lambda: uniform_temperature_search(model(), corpus(), 16, np.linspace(1.0, 2.0, 2, dtype=np.float32), seed=0), None),
     "needle_attention, numpy length and depths": (
         lambda: needle_attention(model(), corpus(), np.int64(16), depths=np.array([0.5]), trials=2)["mass"], (1, 2)),
     "extension_ratio, numpy train_len": (lambda: extension_ratio(torch.ones(64), np.int64(16)), None),

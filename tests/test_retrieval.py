@@ -68,11 +68,8 @@ def test_retrieval_mixes_answer_only_batches_into_text_batches_at_the_rate_asked
     (lambda: Recipe(retrieval=-0.1), ["Recipe.retrieval", "[0, 1]"]),
     (lambda: Recipe(task="mlm", retrieval=0.5), ["Recipe.retrieval", "causal"]),
 ])
-def test_bad_retrieval_settings_are_refused_at_the_call(make, words):
-    with pytest.raises(ValueError) as error:
-        make()
-    for word in words:
-        assert word in str(error.value)
+def test_bad_retrieval_settings_are_refused_at_the_call(make, words, raises_naming):
+    raises_naming(make, words)
 
 
 class Oracle(torch.nn.Module):
@@ -161,7 +158,7 @@ def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_rows():
 def test_temperature_by_position_is_the_loss_by_position_at_each_lambda_and_restores_the_model():
     model = _nope()
     before = model.temperature.detach().clone()
-    table = uniform_temperature_by_position(model, corpus(), 24, [1.0, 2.0], sequences=8)
+    table = uniform_temperature_by_position(model, corpus(), 24, [1.0, 2.0], sequences=8, seed=minilm.measure.EVAL_SEED)
     assert table.shape == (2, 24)
     assert torch.equal(model.temperature, before)
     with torch.no_grad():
