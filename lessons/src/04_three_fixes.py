@@ -173,8 +173,8 @@ for label in list(variants)[1:]:
 #   Control: "no fix", which at $2L$ is *below* n fixed (by 2.5-2.6 points).
 # - With the same training tokens, mixed-length pretraining is within 5 points of n fixed at
 #   every length up to $L$ (we measured at most 2.0; that gap differs by up to 1.9 between
-#   seeds, so the bound is the two added, rounded up). Control: "no fix", 16-24 points from n
-#   fixed at $L/8$.
+#   seeds, and each accuracy has an evaluation error of about one point, see below: the bound is
+#   the three added, rounded up). Control: "no fix", 16-24 points from n fixed at $L/8$.
 #
 # Read, not asserted: relu² normalised by its row sum has the lowest loss at $L$ of all four on
 # both of these seeds, but ahead of the runner-up by only 0.07 and 0.04 nats, less than the

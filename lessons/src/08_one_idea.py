@@ -25,7 +25,7 @@ import torch
 
 import minilm
 from minilm import (
-    mean_loss, nope_rope_recipe, nope_rope_transformer, train_head_scales, uniform_temperature_search,
+    mean_loss, nope_rope_recipe, nope_rope_transformer, temperature, train_head_scales, uniform_temperature_search,
 )
 
 P = minilm.profile()
@@ -127,11 +127,13 @@ for seed in P.seeds:
     fit, searched, chosen = {}, {}, {}
     for T in lengths:
         lam = minilm.length_rule("nope_fit", T, L)
-        fit[T] = uniform_temperature_search(model, corpus, T, [lam])[lam]
+        with temperature(model, lam):
+            fit[T] = mean_loss(model, corpus, T)
         # chosen on the search batches, scored on the evaluation batches like every other row
         search = uniform_temperature_search(model, corpus, T, grid, seed=minilm.measure.SEARCH_SEED)
         chosen[T] = min(grid, key=search.get)
-        searched[T] = uniform_temperature_search(model, corpus, T, [chosen[T]])[chosen[T]]
+        with temperature(model, chosen[T]):
+            searched[T] = mean_loss(model, corpus, T)
     results["NoPE fit, 1 + 0.397 ln s", seed] = fit
     results["best uniform lambda", seed] = searched
     best_4x = chosen[4 * L]
@@ -214,7 +216,7 @@ for seed in P.seeds:
 # | 1 | single-head relu² GAU as good as a Transformer (FLASH) | "as good or better" | GAU 0.06-0.07 nats lower, 17% more parameters |
 # | 2 | keep n fixed, not n = length (Su, 2022 post) | fixed "significantly better" after fine-tuning | zero-shot 11-16 points better; after 50 steps 0.05-0.08 nats; after 300 steps a tie, within 0.02 nats |
 # | 3 | $Z_i$ is $O(k)$, not $O(n)$ (Su, 2022 post) | argued | growth exponent 0.05-0.17 trained, about 1 untrained |
-# | 4 | three fixes (Su), softmax about equal (FLASH) | "basically identical" | every fix 9.5-28 points above no fix at $L/8$-$L/4$; softmax and relu² within 0.15 nats (means 1.43 and 1.46) |
+# | 4 | three fixes (Su), softmax about equal (FLASH) | "basically identical" | every fix 9.5-28 points above no fix at $L/8$-$L/4$; softmax and relu² within 0.25 nats of each other at $L$ (means 1.43 and 1.46) |
 # | 5 | entropy invariance helps extrapolation (Su, 2021 post) | +4.6 to +11 points at 2x-4x | no measurable gain at 2x, +1.2 to +1.9 at 4x-8x; entropy rise from $L$ to $16L$ cut from 1.8-2.2 to 0.7-0.75 nats |
 # | 5 | attention needs a scale growing like $\log n$ (Chen et al., ICLR 2026) | critical $\gamma = 1/(1-\rho)$ on a simplex | simulated without training: the critical $\gamma (1-\rho)$ is 1.000 at $n = 16384$; holding the critical row's self-weight needs $\log_L n$ to within 0.004, holding its entropy more |
 # | 6 | NoPE extends further than RoPE (Wang et al.) | +20% vs +10% | extension ratio 1.0 for both on every seed, the measure's floor: it cannot tell them apart *(printed)*; at $2L$-$8L$ NoPE's loss 1.4 and 0.8 nats lower (seeds 0 and 1) |

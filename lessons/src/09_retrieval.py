@@ -252,8 +252,8 @@ plt.show()
 # - NoPE retrieves more than RoPE at $4L$ and $8L$. Control: in range the order is reversed
 #   (RoPE 1.00).
 # - NTK-aware scaling beats plain RoPE at $4L$. Control: at $L$ the two are the same model
-#   ($s = 1$).
-# - YaRN zero-shot is below plain RoPE at $2L$. Control: at $L$ they are equal.
+#   ($s = 1$), which fails the test by construction (not run as an assertion: it cannot fail).
+# - YaRN zero-shot is below plain RoPE at $2L$. Control: at $L$ they are the same model too.
 #
 # Head scaling's gain over $\lambda = 1$ at $8L$ (0.06 on seed 0, 0.19 on seed 1, printed below) is
 # read, not asserted: two seeds this far apart cannot say how large it is. Lesson 11 measures the
@@ -271,8 +271,6 @@ for seed in P.seeds:
         assert mean_at("NoPE", seed, T) > mean_at("RoPE", seed, T) + 0.05, (seed, T)
     assert mean_at("RoPE, NTK zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.05, seed
     assert mean_at("RoPE, YaRN zero-shot", seed, 2 * L) < mean_at("RoPE", seed, 2 * L) - 0.05, seed
-    assert mean_at("RoPE, NTK zero-shot", seed, L) == mean_at("RoPE", seed, L)   # the controls at L: s = 1
-    assert mean_at("RoPE, YaRN zero-shot", seed, L) == mean_at("RoPE", seed, L)
 
 print("head scaling minus lambda = 1 at 8L (read, not asserted): "
       + ", ".join(f"seed {s} {mean_at('NoPE, head scaling at 4L', s, 8 * L) - mean_at('NoPE', s, 8 * L):+.2f}"

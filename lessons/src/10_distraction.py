@@ -158,7 +158,8 @@ plt.show()
 #
 # Asserted on every seed: at $\lambda = 1$ the head's entropy, as a fraction of $\ln k$,
 # rises from $L$ to $8L$ (0.19 and 0.09; asserted above 0.02, its direction: two seeds cannot
-# size it), which uniform attention fails (0.00). The temperature's gain in needle mass at
+# size it), which uniform attention fails (0.00: its entropy is $\ln k$ at every length by
+# construction, so it is shown, not asserted). The temperature's gain in needle mass at
 # $8L$ (+0.18 on seed 0, +0.04 on seed 1, printed below) is read, not asserted: two seeds this
 # far apart cannot size it. Lesson 12 measures the needle's share, over five seeds and every
 # retrieval head, on a task where nothing but distraction is left to fail.
@@ -181,9 +182,6 @@ print("needle mass at 8L, best uniform lambda minus lambda = 1: "
       + f";  mean {sum(mass_gain.values()) / len(mass_gain):+.2f}")
 for seed in P.seeds:
     assert normalised_entropy("lambda = 1", seed, 8 * L) > normalised_entropy("lambda = 1", seed, L) + 0.02, seed
-    control_rise = (normalised_entropy("uniform attention (control)", seed, 8 * L)
-                    - normalised_entropy("uniform attention (control)", seed, L))
-    assert abs(control_rise) < 0.02, control_rise   # the control does not rise
 
 # %% [markdown]
 # ## The fit per position, as the paper's code does it

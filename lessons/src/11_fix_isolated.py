@@ -143,15 +143,13 @@ best = {(pos, seed, T): minilm.best_uniform_for_retrieval(models[pos, seed], cor
 
 def fixed(pos, seed, T, fix):
     model = models[pos, seed]
-    if T == L:                      # every fix is 1 at L (Su's factor is below 1 for rows that
-        return plain[pos, seed, T]  # see fewer than L keys: measured, not assumed, below)
-    if fix == "lambda = 1":
+    if fix == "Su's log_L n, per row":   # at L too: its factor is below 1 for rows that see fewer than L keys
+        return exact(model, T, logn_base=L)
+    if fix == "lambda = 1" or T == L:   # every other fix is 1 at L
         return plain[pos, seed, T]
     if fix == "best uniform lambda":
         with temperature(model, best[pos, seed, T]):
             return exact(model, T)
-    if fix == "Su's log_L n, per row":
-        return exact(model, T, logn_base=L)
     if fix == "1 + 0.397 ln s, uniform":
         with temperature(model, length_rule("nope_fit", T, L)):
             return exact(model, T)
@@ -175,7 +173,7 @@ def measured(pos, fix, T):
 
 result = {(pos, fix, seed, T): fixed(pos, seed, T, fix) for pos in fixes for fix in fixes[pos]
           for seed in SEEDS for T in lengths if measured(pos, fix, T)}
-su_at_L = {seed: exact(models["nope", seed], L, logn_base=L) for seed in SEEDS}
+su_at_L = {seed: result["nope", "Su's log_L n, per row", seed, L] for seed in SEEDS}
 for T in lengths[1:]:
     print(f"-- {T // L}L: exact match, mean over seeds [90% interval] (each seed)")
     for pos in fixes:
@@ -196,7 +194,7 @@ for ax, pos in zip(axes, fixes):
         ax.errorbar([T // L for T in shown], [m for m, _, _ in means],
                     yerr=[[m - lo for m, lo, _ in means], [hi - m for m, _, hi in means]], marker="o", capsize=3,
                     label=fix)
-    ax.set(xscale="log", xlabel="prompt length / L", title=f"{pos.upper()}: exact match, mean of 5 seeds, 90% interval")
+    ax.set(xscale="log", xlabel="prompt length / L", title=f"{pos.upper()}: exact match, mean of {len(SEEDS)} seeds, 90% interval")
     ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
     ax.minorticks_off()
     ax.legend(fontsize=7)
@@ -311,9 +309,10 @@ for T in (4 * L, 8 * L):
 #    they matter for retrieval? How does the per-position rule avoid that?
 # 4. A temperature does nothing for RoPE at $8L$ but lifts it a little at $2L$. What does RoPE
 #    still have at $2L$ that it has lost at $8L$?
-# 5. The assertion on the gains can detect a mean gain of about 0.46, no smaller. How many seeds
-#    would it need to detect 0.2, if the seeds' spread stayed what it is? (The half-width
-#    shrinks like $t_{0.95, n-1}/\sqrt n$.)
+# 5. The assertion on the gains asks the interval's lower end to clear 0.3, so it can detect a
+#    mean gain of about 0.46 and no smaller. How many seeds would the same test with a margin of
+#    0 ("is there any gain?") need to detect a mean gain of 0.2, if the seeds' spread stayed what
+#    it is? (The half-width shrinks like $t_{0.95, n-1}/\sqrt n$.)
 # 6. Exercise 11 asks you to write the per-position temperature and the interval over seeds.
 #
 # Next, lesson 12: inside these models, why the temperature works, and head-based scaling with

@@ -63,7 +63,7 @@ check_head_scale_training(train_head_scales)
 
 # %% [markdown]
 # **Going further** (needs lesson 6's trained models: run lesson 6 first, or this trains them,
-# about 5 minutes on 2 CPU cores): run your loop on lesson 6's NoPE model at 4x its training
+# about 4 minutes on 2 CPU cores): run your loop on lesson 6's NoPE model at 4x its training
 # length, once from $\lambda = 1$ and once from the best uniform $\lambda$. Lesson 7 found both end
 # at the same temperatures; do you? Get the model, and its training length, with
 #

@@ -31,5 +31,5 @@ check_exact_match(exact_match)
 # ## Going further
 # - Change `exact_match` to score each digit separately. In the lesson's models, which digit
 #   is lost first past the training length? (They are lesson 9's: run it first, or
-#   `minilm.retrieval_models(minilm.profile(), minilm.default_corpus())` trains them, about 8
+#   `minilm.retrieval_models(minilm.profile(), minilm.default_corpus())` trains them, about 6
 #   minutes on 2 CPU cores with lesson 6's.)
