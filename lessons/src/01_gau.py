@@ -25,6 +25,16 @@
 # Sizes come from one profile (`cpu` here, `gpu` on a CUDA machine) so the same notebook
 # runs on a laptop and on a GPU. Trained models are cached: the second run of this
 # notebook, and the lessons after it, load them instead of training again.
+#
+# **Your numbers will differ a little from the ones stored here.** This notebook's outputs come
+# from one machine (2 CPU cores, PyTorch's AVX-512 kernels). PyTorch picks its vectorised CPU
+# kernels by instruction set, and a GPU or Apple's MPS has its own; they round differently, so
+# after a few hundred steps the same seed trains other weights. Expect other losses and
+# accuracies, usually in the second decimal, a single seed by more. A number quoted in the text
+# is this stored run's, an example. What a lesson *claims*, it asserts in a cell, on means over
+# seeds with margins wider than the spread between seeds and between machines: those claims
+# hold on your machine too (the course's tests rerun every lesson on other kernels). An
+# assertion that fails on your machine is a bug in the course.
 
 # %%
 import math

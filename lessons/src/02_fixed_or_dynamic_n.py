@@ -20,6 +20,10 @@
 # or stay 512? Intuition says "follow the length". Su found the opposite: **keeping n fixed
 # at the pretraining value was clearly better after fine-tuning.** Lesson 3 explains why;
 # here we measure whether a tiny model agrees.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import matplotlib.pyplot as plt

@@ -19,6 +19,10 @@
 # terms $e^{s_{ij}}$ are nearly 0, so $Z_i = O(k)$, independent of $n$. Then the right
 # stand-in for $Z_i$ is a constant, which is what "keep n fixed" is. The same holds for
 # $\sum_j \mathrm{relu}^2(s_{ij})$, where relu even sets terms to exactly 0.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 

@@ -20,6 +20,10 @@
 # and (4) **use softmax**, which divides by its own row sum $Z_i$ already. Su's verdict:
 # all work, but fix 1 is not adaptive, fix 2 needs a special data pipeline, fix 3 is softmax
 # with extra steps, so "attention and softmax are a better match".
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 from dataclasses import replace

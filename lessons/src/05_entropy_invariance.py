@@ -22,6 +22,10 @@
 # $n > L$ the logits are sharpened just enough to keep each row's entropy where training
 # left it. In `minilm` this is `logn_base=L`, applied row by row with $n_i$ = the number of
 # keys row $i$ sees.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import math

@@ -14,6 +14,10 @@
 # training length (about +20%, from 2K to 2.4K tokens, where RoPE manages about +10%), then
 # fails; the failure coincides with attention spreading out, its entropy rising with
 # length. Lesson 7 uses that to fix it with a temperature.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import math

@@ -21,6 +21,10 @@
 # the 4x (8K) run. In the paper's ablation (its Table 4) average passkey accuracy fell from 81
 # to 53 without the constraint $\lambda \ge 1$ and to 26 without the start. In `minilm`, every layer's attention takes
 # `model.temperature[layer]` (one value per head) as its `scale`.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 

@@ -24,6 +24,10 @@
 # That prompt does not fit a tiny character model: the needle and the question alone are about
 # 95 characters, three times our training length $L = 32$, and lesson 6's models were never
 # asked to fetch anything. Here we shrink the task until it fits, and train for it.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import matplotlib.pyplot as plt

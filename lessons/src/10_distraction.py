@@ -22,6 +22,10 @@
 # same number. Distraction uses the retrieval-trained NoPE models; the per-position fit, its
 # rule applied and the extension ratios go back to lesson 6's text-only models, where the
 # paper measured them (on text loss).
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import math

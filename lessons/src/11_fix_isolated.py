@@ -25,6 +25,10 @@
 # needle's share of attention shrinks as the haystack grows: distraction, in the sense of
 # Wang et al. (2024), and the quantity Su's entropy invariance (kexue.fm/archives/8823) was
 # derived to hold.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import math
@@ -111,8 +115,9 @@ assert untrained_at_L < 0.05                                                # th
 #
 # **Past $L$ they fail differently.** NoPE loses retrieval gradually: 0.80 at $2L$, 0.48 at
 # $4L$, 0.15 at $8L$, 0.01 at $16L$. RoPE collapses at once: 0.26 at $2L$, 0.06 at $4L$. The
-# seeds differ a lot (NoPE at $2L$: from 0.38 to 0.97), and one of them, seed 4, learned the
-# task least well (0.89 in range, the only one below 0.96) and loses it first. That is why
+# seeds differ a lot (NoPE at $2L$: from 0.38 to 0.97), and on the machine that built this
+# notebook one of them, seed 4, learned the task least well (0.89 in range, the only one below
+# 0.96) and loses it first (which seed that is, and by how much, changes with the machine). That is why
 # the intervals are wide, and why a claim made on one seed could go either way. We do not
 # assert the failures (a lesson asserts what its models do, not what they fail to do); the
 # rest of the lesson is about getting the retrieval back.
@@ -208,7 +213,7 @@ plt.show()
 # 0.70, the NoPE rule 0.68 per length and 0.71 per position. At $16L$ the rules still give
 # 0.63 to 0.66 (from 0.01). Within the seeds' spread the four are the same fix: the
 # intervals overlap almost entirely, and the per-seed values move together (the seed that
-# gains least at $8L$ and $16L$, seed 4, gains least under every rule there). Three of the four
+# gains least at $8L$ and $16L$ gains least under every rule there; seed 4 in the stored run). Three of the four
 # need no search at all (Su's, and the NoPE rule both ways), and Su's was derived rather than
 # fitted.
 #
