@@ -8,6 +8,7 @@ changed temporarily is restored on any exit.
 import os
 import time
 import zipfile
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -73,10 +74,11 @@ def test_a_flipped_bit_in_the_weights_is_caught_and_retrained():
     (lambda p: p.update(state={"embed.weight": "not a tensor"}), "no state dict"),
     (lambda p: p["state"].pop("ln_out.weight"), "other tensor names"),
     (lambda p: p["state"].update({"embed.weight": torch.zeros(3, 3)}), "embed.weight of shape (3, 3)"),
+    (lambda p: p["state"].update({"temperature": p["state"]["temperature"].half()}), "dtype float16, not"),
     (lambda p: p.pop("history"), "no loss history"),
     (lambda p: p.pop("sha256", None), "checksum"),  # as an older minilm wrote it
     (lambda p: p["history"].__setitem__(0, 0.5), "checksum"),
-], ids=["no state", "state of strings", "missing tensor", "mis-shaped tensor", "no history", "no checksum",
+], ids=["no state", "state of strings", "missing tensor", "mis-shaped tensor", "float16", "no history", "no checksum",
         "edited history"])
 def test_a_malformed_payload_with_the_right_key_is_retrained(damage, words):
     model, history = pretrained(gau(), TINY, progress=False)
@@ -155,6 +157,53 @@ def test_a_save_that_fails_after_training_returns_the_model(monkeypatch):
     assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
 
 
+@pytest.mark.parametrize("message", [
+    "[enforce fail at inline_container.cc:672] . unexpected pos 1216 vs 1108",
+    "basic_ios::clear: iostream error",
+])
+def test_a_full_disk_that_torch_save_reports_as_a_runtime_error_returns_the_model(monkeypatch, message):
+    def disk_full(*args, **kwargs):  # what torch.save raises on a full disk: not an OSError
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(minilm.cache.torch, "save", disk_full)
+    with pytest.warns(UserWarning, match="disk of .*cache is probably full.*returned but not cached") as record:
+        model, history = pretrained(gau(), TINY, progress=False)
+    assert str(cached_path().parent) in str(record[0].message)
+    assert len(history) == TINY.steps and isinstance(model, LM)
+    assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
+
+
+def test_a_full_disk_in_pretrained_many_returns_the_model(monkeypatch):
+    monkeypatch.setattr(minilm.cache.torch, "save", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("unexpected pos")))
+    with pytest.warns(UserWarning, match="probably full.*returned but not cached"):
+        models = minilm.cache.pretrained_many({"one": (gau(), TINY)}, progress=False)
+    model, history = models["one"]
+    assert isinstance(model, LM) and len(history) == TINY.steps
+
+
+def test_weights_that_are_not_finite_are_refused_on_load_though_their_checksum_holds():
+    pretrained(gau(), TINY, progress=False)
+    payload = torch.load(cached_path(), weights_only=True)
+    payload["state"]["embed.weight"][0, 0] = float("nan")
+    payload["sha256"] = minilm.cache._checksum(payload)  # written so by a tool, not by a flipped bit
+    torch.save(payload, cached_path())
+    with pytest.warns(UserWarning, match="not finite .*embed.weight.*retraining"):
+        again, _ = pretrained(gau(), TINY, progress=False)
+    assert again.embed.weight.isfinite().all()
+
+
+def test_a_cache_folder_given_with_a_tilde_is_under_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MINILM_CACHE", "~/models")
+    assert minilm.cache.cache_dir() == tmp_path / "home" / "models"
+
+
+def test_a_directory_where_the_resume_checkpoint_goes_fails_before_training(monkeypatch):
+    resume = minilm.cache.resume_path(cached_path())
+    resume.mkdir(parents=True)
+    _refuses_before_training(monkeypatch, resume.name, "directory")
+
+
 def test_temporary_files_of_killed_saves_are_removed_and_fresh_ones_kept():
     folder = cached_path().parent
     folder.mkdir(parents=True)
@@ -165,8 +214,28 @@ def test_temporary_files_of_killed_saves_are_removed_and_fresh_ones_kept():
     hour_ago = time.time() - 3600
     os.utime(stale, (hour_ago, hour_ago))
     os.utime(foreign, (hour_ago, hour_ago))
-    pretrained(gau(), TINY, progress=False)
+    with writing(fresh):  # a save in progress in another process holds its file's lock
+        pretrained(gau(), TINY, progress=False)
     assert not stale.exists() and fresh.exists() and foreign.exists()
+
+
+@contextmanager
+def writing(path):
+    """Hold the lock save_atomic holds on its temporary file while it writes (where there are file locks)."""
+    with open(path, "rb") as handle:
+        if minilm.cache.fcntl is not None:
+            minilm.cache.fcntl.flock(handle, minilm.cache.fcntl.LOCK_EX)
+        yield
+
+
+@pytest.mark.skipif(minilm.cache.fcntl is None, reason="without file locks a killed save is told by its age")
+def test_the_temporary_file_of_a_save_killed_a_moment_ago_is_removed_on_the_next_run():
+    folder = cached_path().parent
+    folder.mkdir(parents=True)
+    killed = folder / f"{cached_path().name}.resume.pt.abcd1234{TMP_SUFFIX}"   # as SIGKILL leaves it, just now
+    killed.write_bytes(b"half a checkpoint")
+    pretrained(gau(), TINY, progress=False)
+    assert not killed.exists()
 
 
 def test_an_interrupted_uniform_search_restores_the_temperatures(monkeypatch):
