@@ -169,12 +169,12 @@ def _limited(task: str, what: str, run):
 
 
 def _snapshot(value):
-    """A copy of an input, to tell whether the student's function changed it in place: tensors,
-    lists of them or of numbers, and a model's weights; None for what is not checked."""
+    """A copy of an input, to tell whether the student's function changed it in place: a tensor,
+    a list (of numbers or tensors), a model's weights; None for what is not checked."""
     if torch.is_tensor(value):
         return value.detach().clone()
     if isinstance(value, torch.nn.Module):
-        return {name: t.detach().clone() for name, t in value.state_dict().items()}
+        return [t.detach().clone() for t in value.state_dict().values()]
     if isinstance(value, list):
         return [_snapshot(v) if torch.is_tensor(v) else v for v in value]
     return None
@@ -183,18 +183,18 @@ def _snapshot(value):
 def _unchanged(value, before) -> bool:
     if before is None:
         return True
-    if isinstance(before, dict):
-        value = value.state_dict()
-        return value.keys() == before.keys() and all(_same(value[k], before[k]) for k in before)
-    if isinstance(before, list):
-        return len(value) == len(before) and all(
-            _same(a, b) if torch.is_tensor(b) else (torch.is_tensor(a) is False and a == b) for a, b in zip(value, before))
-    return _same(value, before)
+    if isinstance(value, torch.nn.Module):
+        value = list(value.state_dict().values())
+    if torch.is_tensor(before):
+        return _same(value, before)
+    return len(value) == len(before) and all(_same(a, b) if torch.is_tensor(b) else not torch.is_tensor(a) and a == b
+                                             for a, b in zip(value, before))
 
 
 def _same(a, b) -> bool:
+    """Equal tensors, nan where nan was (a masked score of -inf stays -inf)."""
     return (torch.is_tensor(a) and a.shape == b.shape and a.dtype == b.dtype
-            and torch.equal(a.detach().nan_to_num(), b.nan_to_num()) and torch.equal(a.isnan(), b.isnan()))
+            and torch.equal(a.detach().isnan(), b.isnan()) and torch.equal(a.detach().nan_to_num(), b.nan_to_num()))
 
 
 def _call(task: str, student, number: int, description: str, kwargs: dict, *, inputs_kept: bool = True):
