@@ -82,7 +82,8 @@ PROFILES = {
 
 def profile(name: str | None = None) -> Profile:
     """The profile named here, or by $MINILM_PROFILE, or ``cpu`` (the one CI has verified)."""
-    source = "" if name else " (from the environment variable MINILM_PROFILE)" if os.environ.get("MINILM_PROFILE") else ""
+    from_environment = not name and bool(os.environ.get("MINILM_PROFILE"))
+    source = " (from the environment variable MINILM_PROFILE)" if from_environment else ""
     name = name or os.environ.get("MINILM_PROFILE") or DEFAULT_PROFILE
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}{source}; allowed: {', '.join(map(repr, PROFILES))}")
