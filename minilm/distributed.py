@@ -208,7 +208,7 @@ def _save_or_exit(payload: dict, path: Path, what: str, kept: str) -> None:
     try:
         save_atomic(payload, path)
     except SAVE_ERRORS as error:
-        raise SystemExit(f"minilm.distributed: could not write {what} {path} ({save_problem(path, error)}); "
+        raise SystemExit(f"minilm.distributed: could not write {what} to {path} ({save_problem(path, error)}); "
                          f"{kept}") from None
 
 

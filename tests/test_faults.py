@@ -6,6 +6,9 @@ changed temporarily is restored on any exit.
 """
 
 import os
+import signal
+import subprocess
+import sys
 import time
 import zipfile
 from contextlib import contextmanager
@@ -171,6 +174,34 @@ def test_a_full_disk_that_torch_save_reports_as_a_runtime_error_returns_the_mode
     assert str(cached_path().parent) in str(record[0].message)
     assert len(history) == TINY.steps and isinstance(model, LM)
     assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
+
+
+FILE_SIZE_LIMIT = r'''
+import resource, signal, warnings
+import minilm
+from minilm import Config, Recipe, default_corpus
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing us
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+config = Config(vocab_size=default_corpus().tokenizer.vocab_size, d_model=64, n_layer=1, n_head=2)  # 30 kB of weights
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    model, history = minilm.pretrained(config, Recipe(steps=2, batch_size=2, length=16, warmup=1), progress=False)
+print(len(history), *[str(w.message) for w in caught], sep="\n")
+'''
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="a file size limit needs POSIX")
+def test_a_save_that_really_fails_on_the_disk_returns_the_model(tmp_path):
+    """Not a stand-in for torch.save: a file size limit makes its writes fail as a full disk does."""
+    script = tmp_path / "limited.py"
+    script.write_text(FILE_SIZE_LIMIT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "MINILM_CACHE": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    steps, *messages = run.stdout.strip().splitlines()
+    assert steps == "2" and any("could not save the trained model" in m and "returned but not cached" in m
+                                and str(tmp_path / "cache") in m for m in messages), run.stdout
 
 
 def test_a_full_disk_in_pretrained_many_returns_the_model(monkeypatch):
