@@ -184,13 +184,17 @@ def save_atomic(payload: dict, path: Path) -> None:
     payload = {**payload, "sha256": _checksum(payload)}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=TMP_SUFFIX)
+    if fcntl is None:  # and Windows renames no file that is open
+        os.close(fd)
+        fd = None
+    else:
+        fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
         torch.save(payload, tmp)
         os.replace(tmp, path)
     finally:
-        os.close(fd)  # releases the lock
+        if fd is not None:
+            os.close(fd)  # releases the lock
         if os.path.exists(tmp):
             os.remove(tmp)
 
