@@ -15,8 +15,11 @@ Its public face, which ``minilm.distributed`` uses too: ``cache_key``, ``cache_p
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
+import io
 import json
+import math
 import multiprocessing
 import os
 import queue
@@ -145,8 +148,9 @@ def cache_key(config: Config, recipe: Recipe, corpus: Corpus, init=None) -> dict
 
 
 def cache_dir() -> Path:
-    """``$MINILM_CACHE`` if set, else ``~/.cache/minilm``."""
-    return Path(os.environ.get("MINILM_CACHE") or Path.home() / ".cache" / "minilm")
+    """``$MINILM_CACHE`` if set (a leading ``~`` is the home folder, as a shell would read it),
+    else ``~/.cache/minilm``."""
+    return Path(os.environ.get("MINILM_CACHE") or Path.home() / ".cache" / "minilm").expanduser()
 
 
 def cache_path(key: dict) -> Path:
@@ -161,29 +165,72 @@ def resume_path(path: Path) -> Path:
 
 
 TMP_SUFFIX = ".minilm.tmp"  # only files named so are ever removed from the cache folder
-STALE_TMP_SECONDS = 600     # a temporary file this old is a save that was killed, not one in progress
+STALE_TMP_SECONDS = 600     # without file locks: a temporary file this old is a save that was killed
+
+try:
+    import fcntl  # POSIX: a save holds a lock on its temporary file, so a killed save is told apart at once
+except ImportError:  # Windows: by age alone
+    fcntl = None
 
 
 def save_atomic(payload: dict, path: Path) -> None:
     """Write ``payload`` (with "state" and "history") and their checksum to a temporary file in
-    the same folder, then rename: a reader never sees half a file, and can tell a corrupted one."""
+    the same folder, then rename: a reader never sees half a file, and can tell a corrupted one.
+    While it writes, it holds a lock on the temporary file (where the system has file locks): a
+    temporary file that no process holds is a save that was killed (prepare_cache removes it).
+
+    A disk that fills up raises OSError, or torch.save's RuntimeError ("unexpected pos",
+    "basic_ios::clear"): see save_problem."""
     payload = {**payload, "sha256": _checksum(payload)}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=TMP_SUFFIX)
-    os.close(fd)
+    if fcntl is None:  # and Windows renames no file that is open
+        os.close(fd)
+        fd = None
+    else:
+        fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         torch.save(payload, tmp)
         os.replace(tmp, path)
     finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
         if os.path.exists(tmp):
             os.remove(tmp)
 
 
-def prepare_cache(path: Path) -> None:
-    """Before training: make sure ``path`` can be written (else the trained model would be lost
-    at the end), and remove the temporary files of saves that were killed."""
+SAVE_ERRORS = (OSError, RuntimeError)  # torch.save reports a full disk as a RuntimeError of its C++ writer
+
+
+def save_problem(path: Path, error: BaseException) -> str:
+    """Why saving to ``path`` failed, in words that name its folder: a full disk is called one,
+    whether it came as OSError (ENOSPC) or as torch.save's RuntimeError, which then most likely is."""
+    text = str(error).strip().splitlines()
+    said = text[0] if text else type(error).__name__
+    if isinstance(error, OSError) and error.errno != errno.ENOSPC:
+        return said
+    likely = "is full" if isinstance(error, OSError) else "is probably full"
+    return f"{said}: the disk of {path.parent} {likely}"
+
+
+def _is_killed_save(tmp: Path, now: float) -> bool:
+    """A temporary file of save_atomic whose writer is gone: no process holds its lock (POSIX),
+    or, without file locks, it is older than STALE_TMP_SECONDS."""
+    if fcntl is None:
+        return now - tmp.stat().st_mtime > STALE_TMP_SECONDS
+    with open(tmp, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a save in progress
+            return False
+        return True
+
+
+def prepare_cache(path: Path, fix: str = "set MINILM_CACHE to a writable folder, or pass use_cache=False") -> None:
+    """Before training: make sure ``path`` and its resume checkpoint's path (resume_path) can be
+    written (else the trained model would be lost at the end), and remove the temporary files of
+    saves that were killed. ``fix``: what the error message tells the user to do."""
     folder = path.parent
-    fix = "set MINILM_CACHE to a writable folder, or pass use_cache=False"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix="probe.", suffix=TMP_SUFFIX)
@@ -191,12 +238,13 @@ def prepare_cache(path: Path) -> None:
         os.remove(probe)
     except OSError as error:
         raise OSError(f"cannot write to the cache folder {folder} ({error.strerror or error}); {fix}") from error
-    if path.exists() and not path.is_file():
-        raise OSError(f"cannot write the cache file {path}: a directory is in the way; remove it, or {fix}")
+    for target in (path, resume_path(path)):
+        if target.exists() and not target.is_file():
+            raise OSError(f"cannot write the cache file {target}: a directory is in the way; remove it, or {fix}")
     now = time.time()
     for tmp in folder.glob("*" + TMP_SUFFIX):
         try:
-            if now - tmp.stat().st_mtime > STALE_TMP_SECONDS:
+            if _is_killed_save(tmp, now):
                 tmp.unlink()
         except OSError:  # another process removed or renamed it first
             pass
@@ -215,10 +263,18 @@ def _payload_problem(payload: dict, expected: dict | None) -> str | None:
             return "holds the weights of another model (other tensor names)"
         for name, tensor in expected.items():
             if state[name].shape != tensor.shape or state[name].dtype != tensor.dtype:
-                return f"holds {name} of shape {tuple(state[name].shape)}, not {tuple(tensor.shape)}"
+                return (f"holds {name} of shape {tuple(state[name].shape)} and dtype {_dtype(state[name])}, not "
+                        f"{tuple(tensor.shape)} and {_dtype(tensor)}")
     if payload.get("sha256") != _checksum(payload):
         return "does not match its checksum (corrupted or written by an older minilm)"
+    ruined = [name for name, tensor in state.items() if tensor.is_floating_point() and not tensor.isfinite().all()]
+    if ruined or not all(math.isfinite(x) for x in history):  # never saved so: written by hand, or another tool
+        return f"holds weights or losses that are not finite (inf or nan){': ' + ', '.join(ruined[:3]) if ruined else ''}"
     return None
+
+
+def _dtype(tensor) -> str:
+    return str(tensor.dtype).removeprefix("torch.")
 
 
 def load_cached(path: Path, key: dict, expected: dict | None = None):
@@ -278,8 +334,9 @@ def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | No
     return _pretrained(config, recipe, corpus, init, use_cache, progress)
 
 
-def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None):
-    """pretrained() on checked arguments; ``on_step(step, optimizer, history)`` as in train()."""
+def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None, unsaved=None):
+    """pretrained() on checked arguments; ``on_step(step, optimizer, history)`` as in train().
+    ``unsaved(message)``: called instead of warning when the trained model cannot be saved."""
     key = cache_key(config, recipe, corpus, init)
     path = cache_path(key)
     model = initial_model(config, recipe, init)
@@ -299,10 +356,12 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None)
         state = {name: t.detach().cpu() for name, t in model.state_dict().items()}
         try:
             save_atomic({"key": key, "state": state, "history": history}, path)
-            # a command-line run of this model, interrupted, would otherwise keep its checkpoint forever
-            resume_path(path).unlink(missing_ok=True)
-        except OSError as error:  # disk full, folder removed since: keep the model all the same
-            warnings.warn(f"could not save the trained model to {path} ({error}); it is returned but not cached")
+        except SAVE_ERRORS as error:  # disk full, folder removed since: keep the model all the same
+            (unsaved or warnings.warn)(f"could not save the trained model to {path} ({save_problem(path, error)}); "
+                                       "it is returned but not cached")
+            return model, history
+        # a command-line run of this model, interrupted, would otherwise keep its checkpoint forever
+        resume_path(path).unlink(missing_ok=True)
     return model, history
 
 
@@ -337,14 +396,17 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
             missing.setdefault(path, (name, config, recipe, init))
     for path in missing:
         prepare_cache(path)  # an unwritable cache fails here, with pretrained()'s message
-    missing = list(missing.values())
+    paths, missing = list(missing), list(missing.values())
     workers = min(len(missing), cpu_cores())
+    unsaved = {}  # {path: (state, history)} of the models a worker trained but could not save
     if pick_device().type == "cpu" and workers > 1:
-        _train_side_by_side(missing, corpus, workers, progress)
+        unsaved = {paths[index]: kept for index, kept in _train_side_by_side(missing, corpus, workers, progress).items()}
     models = {}
     for name, (config, recipe, init) in specs.items():
         try:  # the models trained before a failure stay cached: each is saved as it finishes
-            models[name] = _pretrained(config, recipe, corpus, init, True, progress)
+            kept = unsaved.get(cache_path(cache_key(config, recipe, corpus, init)))
+            models[name] = (_pretrained(config, recipe, corpus, init, True, progress) if kept is None
+                            else (_model_of(config, recipe, corpus, init, kept[0]), kept[1]))
         except Exception as error:
             raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed: "
                                f"{type(error).__name__}: {error}") from error
@@ -355,8 +417,18 @@ def _describe(config, recipe) -> str:
     return f"training {config.block} {config.norm} seed {recipe.seed}"
 
 
-def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: bool) -> None:
+def _model_of(config, recipe, corpus, init, state: dict) -> LM:
+    """The model _pretrained returns, of trained weights ``state`` (a worker's, that it could not save)."""
+    model = initial_model(config, recipe, init)
+    model.vocabulary = corpus.tokenizer.symbols
+    model.load_state_dict(state)
+    return model.to(pick_device()).eval()
+
+
+def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: bool) -> dict:
     """Train each (name, config, recipe, init) of ``specs`` into the cache, in ``workers`` processes.
+    Returns {index in specs: (state, history)} of the models that could not be saved (a full disk:
+    each is warned about here, and returned, not lost).
 
     Processes are started with "spawn" (a fresh interpreter: forking a process that already
     runs torch's threads can hang); a script that calls this must guard its top level with
@@ -389,7 +461,7 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
         corpora.put(corpus)
     bar = tqdm(total=sum(recipe.steps for _, _, recipe, _ in specs), desc=f"training {len(specs)} models, "
                f"{workers} at a time", disable=not progress, mininterval=0.5, file=sys.stdout)
-    final_loss, failed = {}, []  # failed: (index, the worker's traceback)
+    final_loss, failed, unsaved = {}, [], {}  # failed: (index, the worker's traceback)
     finished = False
     try:
         while len(final_loss) < len(specs):
@@ -415,6 +487,11 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
                 stop.set()
             elif kind == "steps":
                 bar.update(value)
+            elif kind == "unsaved":  # trained, but the save failed: the weights come here instead
+                message, weights, history = value
+                warnings.warn(f"job {specs[index][0]!r}: {message}")
+                unsaved[index] = (torch.load(io.BytesIO(weights), weights_only=True), history)
+                final_loss[index] = history[-1]
             else:
                 final_loss[index] = value
         finished = True
@@ -437,6 +514,7 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
         for index, (_, config, recipe, _) in enumerate(specs):
             print(f"{config.block} {config.norm} seed {recipe.seed}: {recipe.steps} steps, "
                   f"final loss {final_loss[index]:.3f}")
+    return unsaved
 
 
 def _interrupt(processes, grace: float = 10.0) -> None:
@@ -484,8 +562,15 @@ def _train_jobs(tasks, messages, corpora, stop) -> None:
                     messages.put(("steps", index, step - reported))
                     reported = step
 
-            _, history = _pretrained(config, recipe, corpus, init, True, False, on_step=report)
-            messages.put(("done", index, history[-1]))
+            problems = []
+            model, history = _pretrained(config, recipe, corpus, init, True, False, on_step=report,
+                                         unsaved=problems.append)
+            if problems:  # bytes, not tensors: a tensor sent by queue needs its sender alive when it is read
+                weights = io.BytesIO()
+                torch.save({name: t.detach().cpu() for name, t in model.state_dict().items()}, weights)
+                messages.put(("unsaved", index, (problems[0], weights.getvalue(), history)))
+            else:
+                messages.put(("done", index, history[-1]))
         except KeyboardInterrupt:
             raise
         except BaseException:  # whatever else it was, the parent must hear of it

@@ -5,13 +5,25 @@ the student's function and minilm's own on several random inputs (shapes, causal
 edge cases) and print a friendly line on success. On the first mismatch they raise
 ``CheckFailed``, which a notebook shows as one line (which input, what was expected, what
 came back) and nothing else: no traceback into this file, no reference code.
+
+What comes back is checked before its values: a tensor where minilm returns one (not a list),
+of the right shape, on the CPU, and not of a lower precision than minilm's (float16 would
+differ in the fourth digit, and the line says so, not just "expected 1.81884, got 1.81836").
+A function that changes its input in place (``weights /= ...``) fails, as its caller's tensor
+would silently change. Each case (a call of the student's function, or drawing the batches of
+a stream) has a time limit, CASE_SECONDS, where the platform has SIGALRM and the check runs in
+the main thread (a script or a Jupyter kernel, on Linux and macOS): a function that never
+returns fails with its own line instead of waiting forever.
 """
 
 from __future__ import annotations
 
 import math
+import signal
 import sysconfig
+import threading
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -57,15 +69,48 @@ def _fail(task: str, message: str):
     raise CheckFailed(f"{task}: {message}") from None
 
 
-def _as_tensor(task: str, number: int, description: str, got) -> torch.Tensor:
-    """What the student returned, as a tensor; a sentence instead of a torch error when it cannot be one."""
+def _described(value) -> str:
+    """What a value is, as a line of a check says it: type, shape, dtype and device of a tensor."""
+    if torch.is_tensor(value):
+        return f"a tensor of shape {tuple(value.shape)}, {str(value.dtype).removeprefix('torch.')}, on {value.device}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, (bool, int, float)):
+        return f"the {type(value).__name__} {value!r}"
+    return f"a {type(value).__name__}"
+
+
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _as_tensor(task: str, number: int, description: str, got, reference) -> torch.Tensor:
+    """What the student returned, as a tensor, compared in kind with what minilm's own function
+    returned (``reference``): a sentence instead of a torch error when it cannot be one, or is
+    not a tensor where minilm returns one (a single number may be a number), is on another
+    device, or of a lower precision or another kind (bool for numbers)."""
+    where = f"case {number} ({description})"
     if got is None:
-        _fail(task, f"case {number} ({description}): your function returned None. Did you forget `return`?")
+        _fail(task, f"{where}: your function returned None. Did you forget `return`?")
+    expected = torch.as_tensor(reference)
+    if torch.is_tensor(reference) and reference.ndim > 0 and not torch.is_tensor(got):
+        _fail(task, f"{where}: expected {_described(reference)}, got {_described(got)}: return a tensor")
     try:
-        return torch.as_tensor(got)
+        tensor = torch.as_tensor(got)
     except (TypeError, ValueError, RuntimeError):
-        _fail(task, f"case {number} ({description}): your function returned a {type(got).__name__}; "
-                    "return a tensor or a number")
+        _fail(task, f"{where}: your function returned {_described(got)}; return a tensor or a number")
+    if tensor.device != expected.device:
+        _fail(task, f"{where}: expected a tensor on {expected.device}, got {_described(tensor)}: "
+                    "keep the result on the inputs' device")
+    if tensor.dtype in LOW_PRECISION and expected.dtype not in LOW_PRECISION:
+        _fail(task, f"{where}: expected {str(expected.dtype).removeprefix('torch.')} values, got "
+                    f"{_described(tensor)}: compute in the inputs' precision")
+    if (tensor.dtype == torch.bool) != (expected.dtype == torch.bool) and (
+            tensor.is_floating_point() or expected.is_floating_point()):
+        _fail(task, f"{where}: expected {'True/False' if expected.dtype == torch.bool else 'numbers'} "
+                    f"({str(expected.dtype).removeprefix('torch.')}), got {_described(tensor)}")
+    if tensor.shape != expected.shape:
+        _fail(task, f"{where}: expected shape {tuple(expected.shape)}, got {tuple(tensor.shape)}")
+    return tensor
 
 
 # Code that is not the student's: minilm, and every installed package and the standard library.
@@ -85,22 +130,99 @@ def _students_line(error: BaseException) -> str:
     return ""
 
 
-def _call(task: str, student, number: int, description: str, kwargs: dict):
+CASE_SECONDS = 30  # the time limit of one case (see the module's docstring)
+
+
+class _OutOfTime(BaseException):
+    """Raised in the student's code when a case runs past CASE_SECONDS (a BaseException: their
+    ``except Exception`` does not swallow it)."""
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Raise _OutOfTime in the block after ``seconds``, where SIGALRM can interrupt it (the main
+    thread of a POSIX system); elsewhere the block runs without a limit."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def out_of_time(signum, frame):
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        return student(**kwargs)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _limited(task: str, what: str, run):
+    """``run()`` within CASE_SECONDS; past it, one line saying ``what`` did not finish."""
+    try:
+        with _time_limit(CASE_SECONDS):
+            return run()
+    except _OutOfTime:
+        _fail(task, f"{what} did not finish within {CASE_SECONDS} s (each case has that limit): an endless "
+                    "loop, or a wait that never ends?")
+
+
+def _snapshot(value):
+    """A copy of an input, to tell whether the student's function changed it in place: a tensor,
+    a list (of numbers or tensors), a model's weights; None for what is not checked."""
+    if torch.is_tensor(value):
+        return value.detach().clone()
+    if isinstance(value, torch.nn.Module):
+        return [t.detach().clone() for t in value.state_dict().values()]
+    if isinstance(value, list):
+        return [_snapshot(v) if torch.is_tensor(v) else v for v in value]
+    return None
+
+
+def _unchanged(value, before) -> bool:
+    if before is None:
+        return True
+    if isinstance(value, torch.nn.Module):
+        value = list(value.state_dict().values())
+    if torch.is_tensor(before):
+        return _same(value, before)
+    return len(value) == len(before) and all(_same(a, b) if torch.is_tensor(b) else not torch.is_tensor(a) and a == b
+                                             for a, b in zip(value, before))
+
+
+def _same(a, b) -> bool:
+    """Equal tensors, nan where nan was (a masked score of -inf stays -inf)."""
+    return (torch.is_tensor(a) and a.shape == b.shape and a.dtype == b.dtype
+            and torch.equal(a.detach().isnan(), b.isnan()) and torch.equal(a.detach().nan_to_num(), b.nan_to_num()))
+
+
+def _call(task: str, student, number: int, description: str, kwargs: dict, *, inputs_kept: bool = True):
+    """student(**kwargs), with the time limit; a student's error, or (``inputs_kept``) an input
+    it changed in place, as one line."""
+    before = {name: _snapshot(value) for name, value in kwargs.items()} if inputs_kept else {}
+    try:
+        got = _limited(task, f"case {number} ({description}): your function", lambda: student(**kwargs))
+    except CheckFailed:
+        raise
     except NotImplementedError:
         _fail(task, "your function still raises NotImplementedError: replace the stub with your code.")
     except Exception as error:  # a student's bug: say which input triggered it, and which line of theirs
         _fail(task, f"case {number} ({description}) raised {type(error).__name__}: {error}{_students_line(error)}")
+    for name, copy in before.items():
+        if not _unchanged(kwargs[name], copy):
+            _fail(task, f"case {number} ({description}): your function changed its input {name} in place "
+                        f"(e.g. `{name} /= ...` or `{name}[...] = ...`); compute a new tensor instead "
+                        f"(`{name} = {name} / ...`), as the caller's {name} must stay as it was")
+    return got
 
 
 def run_cases(task: str, student, reference, cases, *, atol: float = 1e-5, rtol: float = 1e-4) -> None:
     """Call ``student(**case)`` and ``reference(**case)`` on every case; stop at the first mismatch."""
     for number, (description, kwargs) in enumerate(cases, 1):
-        expected = torch.as_tensor(reference(**kwargs))
-        got = _as_tensor(task, number, description, _call(task, student, number, description, kwargs))
-        if got.shape != expected.shape:
-            _fail(task, f"case {number} ({description}): expected shape {tuple(expected.shape)}, got {tuple(got.shape)}")
+        returned = reference(**kwargs)
+        expected = torch.as_tensor(returned)
+        got = _as_tensor(task, number, description, _call(task, student, number, description, kwargs), returned)
         if not torch.allclose(got.double(), expected.double(), atol=atol, rtol=rtol, equal_nan=True):
             where = (got.double() - expected.double()).abs().nan_to_num(math.inf).argmax()
             index = tuple(int(i) for i in torch.unravel_index(where, expected.shape))
@@ -336,7 +458,7 @@ def check_head_scale_training(student) -> None:
     hook = model.register_forward_pre_hook(lambda m, args: seen.append(float(m.temperature.detach().min())))
     try:
         _call(task, student, 1, "a 2-layer NoPE model, 40 steps", dict(model=model, batches=iter(fixed * 10),
-                                                                        steps=40, start=1.0))
+                                                                        steps=40, start=1.0), inputs_kept=False)
     finally:
         hook.remove()
     for name, p in model.named_parameters():
@@ -372,14 +494,21 @@ def check_mixed_length_batches(student) -> None:
     stream = _call(task, student, 1, description, dict(ids=ids, batch_size=4, lengths=lengths, seed=0))
     if stream is None:
         _fail(task, "your function returned None. Did you forget `return` (or `yield`)?")
-    try:
-        batches_drawn = iter(stream)
-        drawn = [next(batches_drawn) for _ in range(60)]
-    except Exception as error:
-        _fail(task, f"drawing 60 batches from what your function returned raised {type(error).__name__}: {error}")
+    if isinstance(stream, (list, tuple)) or not hasattr(stream, "__next__"):
+        _fail(task, f"the stream must be endless: your function returned {_described(stream)}; return an "
+                    "iterator that never ends (a generator: `while True: ... yield x, y`)")
+    drawn = _limited(task, "drawing 60 batches from your stream", lambda: _draw(task, stream, 60))
     seen = set()
-    for number, (x, y) in enumerate(drawn, 1):
-        if x.shape != y.shape or x.shape[0] != 4 or x.shape[1] not in lengths:
+    for number, batch in enumerate(drawn, 1):
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2 and all(torch.is_tensor(t) for t in batch)):
+            _fail(task, f"batch {number}: expected a pair (x, y) of tensors of shape (4, T), got {_described(batch)}"
+                        + (f" ({', '.join(_described(t) for t in batch[:2])})" if isinstance(batch, (tuple, list))
+                           and batch else ""))
+        x, y = batch
+        if x.device.type != "cpu" or y.device.type != "cpu" or x.is_floating_point() or y.is_floating_point():
+            _fail(task, f"batch {number}: expected token ids (int64) on the cpu, got x {_described(x)} and y "
+                        f"{_described(y)}")
+        if x.ndim != 2 or x.shape != y.shape or x.shape[0] != 4 or x.shape[1] not in lengths:
             _fail(task, f"batch {number}: x {tuple(x.shape)}, y {tuple(y.shape)}; expected (4, T) with T in {lengths}")
         if not torch.equal(x[:, 1:], y[:, :-1]):
             _fail(task, f"batch {number}: y must be x shifted by one position")
@@ -391,6 +520,21 @@ def check_mixed_length_batches(student) -> None:
     if seen != set(lengths):
         _fail(task, f"60 batches used lengths {sorted(seen)}; every one of {lengths} should appear")
     print(f"✓ {task}: 60 batches, lengths {sorted(seen)}, targets shifted, windows of the text.")
+
+
+def _draw(task: str, stream, count: int) -> list:
+    """The first ``count`` items of a student's stream; one line if it ends or raises first."""
+    drawn = []
+    try:
+        for _ in range(count):
+            drawn.append(next(stream))
+    except StopIteration:
+        _fail(task, f"the stream must be endless: it stopped after {len(drawn)} batches (a generator "
+                    "needs `while True:` around its `yield`)")
+    except Exception as error:
+        _fail(task, f"drawing batch {len(drawn) + 1} from your stream raised {type(error).__name__}: "
+                    f"{error}{_students_line(error)}")
+    return drawn
 
 
 def check_rule_slopes(student) -> None:
@@ -470,7 +614,7 @@ def check_seed_interval(student) -> None:
         values = (0.6 + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)).tolist()
         cases.append((f"{n} seeds, level {level}", dict(values=values, level=level, t_quantile=t_quantile)))
     run_cases("interval over seeds", student,
-              lambda values, level, t_quantile: torch.tensor(seed_interval(values, level=level)),
+              lambda values, level, t_quantile: seed_interval(values, level=level),
               [(d, kw) for d, kw in cases], atol=1e-9)
 
 

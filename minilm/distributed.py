@@ -31,6 +31,13 @@ a checkpoint: to split a long run into jobs, or to test resuming (a checkpoint a
 or past it: nothing to do). A checkpoint is named by its run's key, so no other run could
 resume it: one that cannot be resumed (corrupted, or made for another key) is removed, and
 so is one whose model is trained. A run that diverges stops with the step, and caches nothing.
+A checkpoint of a run that is never resumed stays (``<cache folder>/<key>.resume.pt``, its path
+printed when the run stops): delete it to discard the run.
+
+What goes wrong is said in one line, without a traceback: a bad option, a corpus that is missing,
+empty or not text, a cache that cannot be written, a ``RANK`` variable without torchrun's others,
+a save that fails (a full disk: the run stops at that checkpoint, and the last checkpoint written
+is kept, so a rerun after freeing space resumes from it).
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ import torch
 import torch.distributed as dist
 
 from .data import Corpus, default_corpus
-from .cache import cache_key, cache_path, load_cached, prepare_cache, resume_path, save_atomic
+from .cache import SAVE_ERRORS, cache_key, cache_path, load_cached, prepare_cache, resume_path, save_atomic, save_problem
 from .model import Config
 from .training import Recipe, check_finite_weights, check_pair, initial_model, pick_device, train_by_recipe
 
@@ -134,10 +141,17 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")  # torchrun sets them all
+
+
 def setup():
     """(rank, world_size, device): from torchrun's environment if present, else one process."""
     if "RANK" not in os.environ:
         return 0, 1, pick_device()
+    missing = [name for name in TORCHRUN_VARIABLES if name not in os.environ]
+    if missing:
+        raise SystemExit(f"minilm.distributed: RANK={os.environ['RANK']!r} is set but not {', '.join(missing)}: "
+                         "run it under torchrun, or unset RANK to train in one process")
     cuda = torch.cuda.is_available()
     dist.init_process_group(backend="nccl" if cuda else "gloo")
     device = torch.device("cpu")
@@ -171,6 +185,33 @@ def _config_and_recipe(args, corpus):
     return config, recipe
 
 
+def _corpus(path: str | None) -> Corpus:
+    """--corpus as a Corpus (default: the Python docs); a file that is missing, empty or not UTF-8
+    text exits naming the option."""
+    if path is None:
+        return default_corpus()
+    file = Path(path)
+    if not file.is_file():
+        raise SystemExit(f"--corpus: {path} {'is a directory' if file.is_dir() else 'does not exist'}; "
+                         "give a UTF-8 text file")
+    try:
+        corpus = Corpus.from_file(file)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"--corpus: {error}") from None
+    if not corpus.text.strip():
+        raise SystemExit(f"--corpus: {path} holds no text ({len(corpus.text)} characters); give a UTF-8 text file")
+    return corpus
+
+
+def _save_or_exit(payload: dict, path: Path, what: str, kept: str) -> None:
+    """save_atomic, or exit in one line saying what could not be written and what is kept."""
+    try:
+        save_atomic(payload, path)
+    except SAVE_ERRORS as error:
+        raise SystemExit(f"minilm.distributed: could not write {what} to {path} ({save_problem(path, error)}); "
+                         f"{kept}") from None
+
+
 def _resumable(path: Path, key: dict, log):
     """The resume checkpoint at ``path`` if it can be resumed, else None. One that cannot
     (corrupted, made for another key: load_cached warns which) is removed: it is named by this
@@ -184,7 +225,7 @@ def _resumable(path: Path, key: dict, log):
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    corpus = Corpus.from_file(args.corpus) if args.corpus else default_corpus()
+    corpus = _corpus(args.corpus)
     config, recipe = _config_and_recipe(args, corpus)
     key = cache_key(config, recipe, corpus)
     path = cache_path(key)
@@ -213,8 +254,11 @@ def main(argv=None) -> None:
             log(f"the checkpoint is already at step {checkpoint['step']}, at or past --stop-after {args.stop_after}: "
                 "nothing to do (rerun without --stop-after, or with a later step, to continue)")
             return
-        if rank == 0:
-            prepare_cache(path)  # an unwritable cache fails now, not after training
+        if rank == 0:  # an unwritable cache fails now, not after training
+            try:
+                prepare_cache(path, fix="set MINILM_CACHE to a writable folder")
+            except OSError as error:
+                raise SystemExit(f"minilm.distributed: {error}") from None
 
         model = initial_model(config, recipe).to(device)  # as pretrained() starts
         stream = recipe.stream(corpus)
@@ -232,6 +276,13 @@ def main(argv=None) -> None:
         log(f"cache file: {path}")
 
         speed = _Throughput()
+        written = [start if checkpoint is not None else None]  # the step of the checkpoint on disk
+
+        def kept():
+            if written[0] is None:
+                return "no checkpoint is kept: free space (or set MINILM_CACHE) and rerun"
+            return (f"its checkpoint of step {written[0]} is kept ({checkpoint_path}): free space and rerun to "
+                    "resume from it")
 
         def on_step(step, optimizer, history):
             speed.tick()
@@ -242,8 +293,10 @@ def main(argv=None) -> None:
                 # never a checkpoint of ruined weights; every rank checks (they hold the same weights)
                 check_finite_weights(model, step, recipe.lr)
                 if rank == 0:
-                    save_atomic({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
-                                 "step": step, "history": list(history)}, checkpoint_path)
+                    _save_or_exit({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
+                                   "step": step, "history": list(history)}, checkpoint_path,
+                                  f"the checkpoint of step {step}", kept())
+                    written[0] = step
             if stop:
                 raise _Stop
 
@@ -253,7 +306,8 @@ def main(argv=None) -> None:
             history = train_by_recipe(model, recipe, speed.count(stream), progress=False, shard=(rank, world),
                                       resume=resume, on_step=on_step)
         except _Stop:
-            log(f"stopped after step {args.stop_after}; checkpoint {checkpoint_path.name}; rerun to resume")
+            log(f"stopped after step {args.stop_after}; checkpoint {checkpoint_path}; rerun to resume (or delete "
+                "it to discard the run)")
             return
         except FloatingPointError as error:  # diverged: a rerun would diverge again, from its checkpoint too
             if rank == 0:
@@ -261,7 +315,8 @@ def main(argv=None) -> None:
             raise SystemExit(f"minilm.distributed: {error}; nothing was cached, and no checkpoint is kept") from None
         log(f"done: {recipe.steps - start} steps in {time.perf_counter() - started:.1f} s  {speed}".rstrip())
         if rank == 0:  # exactly what pretrained() stores
-            save_atomic({"key": key, "state": _cpu_state(model), "history": history}, path)
+            _save_or_exit({"key": key, "state": _cpu_state(model), "history": history}, path,
+                          f"the trained model ({recipe.steps} steps)", kept())
             checkpoint_path.unlink(missing_ok=True)
             log(f"written: {path}")
     finally:

@@ -17,8 +17,20 @@ from .model import LM, Config
 from .profiles import Profile
 from .scaling import temperature, train_head_scales
 from .training import Recipe
+from .validation import integer, is_sequence, one_of, positive_int
 
 POSITIONS = ("nope", "rope")
+
+
+def _checked(P: Profile, positions=POSITIONS) -> None:
+    """What every set of shared models takes: a Profile, and a list of position encodings."""
+    if not isinstance(P, Profile):
+        raise ValueError(f"P must be a minilm Profile (minilm.profile()); got {type(P).__name__}")
+    if isinstance(positions, str) or not is_sequence(positions) or len(positions) == 0:
+        raise ValueError(f"positions must be a non-empty list of position encodings, e.g. ('nope',), from "
+                         f"{POSITIONS}; got {positions!r}")
+    for pos in positions:
+        one_of("position encoding in positions", pos, POSITIONS)
 
 
 def causal_gau(P: Profile, vocab_size: int, **extra) -> Config:
@@ -72,6 +84,7 @@ def retrieval_recipe(P: Profile, seed: int) -> Recipe:
 def nope_rope_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
     """Lesson 6's causal Transformers, trained on text at P.nope_rope_len (lessons 6-10 read
     them): {(pos, seed): model} for each position encoding of ``positions`` and each seed of P."""
+    _checked(P, positions)
     trained = pretrained_many({(pos, seed): (nope_rope_transformer(P, corpus.tokenizer.vocab_size, pos),
                                              nope_rope_recipe(P, seed))
                                for pos in positions for seed in P.seeds}, corpus=corpus, progress=progress)
@@ -81,6 +94,7 @@ def nope_rope_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progres
 def retrieval_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
     """Lesson 9's models: nope_rope_models after retrieval_recipe (lessons 9-10 read them):
     {(pos, seed): model}."""
+    _checked(P, positions)
     text_models = nope_rope_models(P, corpus, positions=positions, progress=progress)
     trained = pretrained_many({(pos, seed): (nope_rope_transformer(P, corpus.tokenizer.vocab_size, pos),
                                              retrieval_recipe(P, seed), base)
@@ -104,10 +118,14 @@ def controlled_recipe(P: Profile, seed: int) -> Recipe:
 def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
     """Lesson 11's models, trained from scratch on controlled_recipe (lesson 12 reads them again):
     {(pos, seed): model} for each seed of P.controlled_seeds."""
+    _checked(P, positions)
     trained = pretrained_many({(pos, seed): (controlled_transformer(P, corpus.tokenizer.vocab_size, pos),
                                              controlled_recipe(P, seed))
                                for pos in positions for seed in P.controlled_seeds}, corpus=corpus, progress=progress)
     return {key: model for key, (model, _) in trained.items()}
+
+
+MIXTURE = ("retrieval", "filler")  # what scale_heads passes on: the rest of its setting is fixed
 
 
 def scale_heads(model: LM, corpus: Corpus, seed: int, *, length: int, start: float, clamp: bool = True,
@@ -116,6 +134,12 @@ def scale_heads(model: LM, corpus: Corpus, seed: int, *, length: int, start: flo
     per-head temperatures of ``model`` train, at ``length`` on the model's own data ``mixture``
     (retrieval fraction and filler, as train_head_scales takes them), batch 8, learning rate
     0.05, from ``start``, clamped at 1 if ``clamp``, on batches of seed 100 + ``seed``."""
+    integer("seed", seed)
+    other = sorted(set(mixture) - set(MIXTURE))
+    if other:
+        raise ValueError(f"scale_heads takes the data mixture ({', '.join(MIXTURE)}) and fixes the rest of the "
+                         f"lessons' setting (batch 8, lr 0.05, seed 100 + seed); got {', '.join(other)}: call "
+                         "minilm.train_head_scales to choose them")
     train_head_scales(model, corpus, length=length, start=start, clamp=clamp, steps=steps, batch_size=8,
                       seed=100 + seed, progress=False, **mixture)
     return model
@@ -142,6 +166,7 @@ def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: st
     """The uniform lambda of RETRIEVAL_LAMBDAS with the best exact match at ``length`` on the
     search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones; their
     filler of ``filler``); the smallest lambda on a tie."""
+    positive_int("length", length)
     scores = {}
     for lam in RETRIEVAL_LAMBDAS:
         with temperature(model, lam):

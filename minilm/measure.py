@@ -9,6 +9,7 @@ Keyword overrides (``n=...``, ``logn_base=...``) are passed to ``model(idx, ...)
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 import torch.nn.functional as F
@@ -16,7 +17,7 @@ import torch.nn.functional as F
 from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
                    retrieval_rows)
 from .model import log_row_sums
-from .validation import boolean, finite_number, finite_numbers, integer, one_of, positive_int, positive_ints
+from .validation import boolean, finite_number, finite_numbers, integer, is_sequence, one_of, positive_int, positive_ints
 
 EVAL_SEED = 1234
 SEARCH_SEED = 4321  # the batches a setting (a temperature) is chosen on: never the ones it is scored on
@@ -327,8 +328,10 @@ def seed_interval(values, *, level: float = 0.9) -> tuple:
     mean -+ t_{(1 + level)/2, n - 1} * sd / sqrt(n), sd the sample standard deviation over the
     n seeds. It says where the mean over all seeds (what the recipe gives on average) likely
     lies; the mean of n other seeds scatters about sqrt(2) times wider. With few seeds it is wide
-    (t_{0.95, 4} = 2.13), which is the point."""
-    values = torch.as_tensor(values, dtype=torch.float64)
+    (t_{0.95, 4} = 2.13), which is the point.
+
+    ``values``: a list, tuple or 1-D tensor or array of numbers (numbers, or tensors of one number)."""
+    values = _numbers_per_seed(values)
     if values.dim() != 1:
         raise ValueError(f"seed_interval takes one number per seed (a 1-D list); got values of shape "
                          f"{tuple(values.shape)}: call it once per row of a table")
@@ -343,6 +346,20 @@ def seed_interval(values, *, level: float = 0.9) -> tuple:
     return mean, mean - half, mean + half
 
 
+def _numbers_per_seed(values) -> torch.Tensor:
+    """seed_interval's values as a float64 tensor; a sentence for what is not a list of numbers
+    (strings, None, ragged lists, a generator: it would be used up before over_seeds prints it)."""
+    said = f"seed_interval takes one number per seed, as a list of numbers; got {values!r}"
+    if not (is_sequence(values) or torch.is_tensor(values)):
+        raise ValueError(said + (" (a generator is read once: make it a list)" if hasattr(values, "__next__") else ""))
+    if not torch.is_tensor(values) and any(isinstance(v, (str, bytes)) for v in values):
+        raise ValueError(said)  # torch's words would be "too many dimensions 'str'"
+    try:
+        return torch.as_tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(said) from None
+
+
 def over_seeds(values, *, level: float = 0.9, each: bool = True) -> str:
     """One number per seed as a lesson prints it: "mean [low, high] (each seed's value)", the
     interval that of seed_interval; without the seeds' values if not ``each``."""
@@ -354,27 +371,45 @@ def over_seeds(values, *, level: float = 0.9, each: bool = True) -> str:
 
 def t_quantile(p: float, df: int) -> float:
     """The p-quantile (p > 1/2) of Student's t with df degrees of freedom: bisection on its CDF,
-    F(x) = 1/2 + integral_0^x f(t) dt, f(t) = c (1 + t^2/df)^(-(df+1)/2), by Simpson's rule."""
+    F(x) = 1/2 + integral_0^x f(t) dt, f(t) = c (1 + t^2/df)^(-(df+1)/2), by Simpson's rule.
+
+    Far in a heavy tail (x > T_TAIL sqrt(df): p > 0.9988 for df = 1) 4000 steps over [0, x] are
+    too coarse for f, and the integral is taken over u = atan(t / sqrt(df)) instead, where it is
+    c sqrt(df) cos(u)^(df - 1) du, smooth on [0, pi/2): 1e-12 relative at p = 0.99995 (6366.2
+    for df = 1), and as close as the rounding of p allows nearer 1. That form alone would do for
+    every p; the first is kept where it is accurate, so the intervals lessons print stay what
+    they were, to the last bit."""
     finite_number("p", p, above=0.5, why="an upper quantile; below 1")
     if p >= 1:
         raise ValueError(f"p must be below 1 (the 1-quantile is infinite); got {p!r}")
     positive_int("df", df)
     log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
 
-    def cdf(x: float) -> float:
-        t = torch.linspace(0, x, 4001, dtype=torch.float64)
-        f = torch.exp(log_c - (df + 1) / 2 * torch.log1p(t * t / df))
-        weights = torch.ones_like(t)
+    def simpson(f, x: float) -> float:
+        weights = torch.ones(4001, dtype=torch.float64)
         weights[1:-1:2], weights[2:-1:2] = 4, 2
-        return 0.5 + (x / 4000 / 3) * (weights * f).sum().item()
+        return (x / 4000 / 3) * (weights * f(torch.linspace(0, x, 4001, dtype=torch.float64))).sum().item()
+
+    def cdf(x: float) -> float:
+        return 0.5 + simpson(lambda t: torch.exp(log_c - (df + 1) / 2 * torch.log1p(t * t / df)), x)
+
+    def cdf_of_angle(u: float) -> float:  # F(sqrt(df) tan u)
+        return 0.5 + simpson(lambda a: torch.exp(log_c + 0.5 * math.log(df) + (df - 1) * torch.log(torch.cos(a))), u)
 
     low, high = 0.0, 1.0
-    while cdf(high) < p:
+    while cdf(high) < p and high <= T_TAIL * math.sqrt(df):
         high *= 2
+    if high > T_TAIL * math.sqrt(df):  # the heavy tail: bisect on the angle
+        low, high, cdf, to_t = 0.0, math.pi / 2, cdf_of_angle, lambda u: math.sqrt(df) * math.tan(u)
+    else:
+        to_t = float
     for _ in range(60):
         mid = (low + high) / 2
         low, high = (mid, high) if cdf(mid) < p else (low, mid)
-    return (low + high) / 2
+    return to_t((low + high) / 2)
+
+
+T_TAIL = 256  # t_quantile: where Simpson's rule over t gets too coarse (see there)
 
 
 def bootstrap_interval(rows: torch.Tensor, statistic, *, resamples: int = 1000, level: float = 0.9,
@@ -403,6 +438,11 @@ def bootstrap_interval(rows: torch.Tensor, statistic, *, resamples: int = 1000, 
     generator = torch.Generator().manual_seed(int(seed))  # int: torch takes no numpy seed
     values = torch.tensor([_one_number(statistic(rows[torch.randint(0, len(rows), (len(rows),), generator=generator)]))
                            for _ in range(resamples)])
+    if values.isnan().any():  # a quantile of them would be nan, with no word why
+        held = f"rows hold nan at {int(rows.isnan().sum())} places" if rows.isnan().any() else "rows hold no nan"
+        raise ValueError(f"statistic returned nan on {int(values.isnan().sum())} of {resamples} resamples ({held}; "
+                         "masked-LM token losses mark the positions that are not targets so): use a statistic that "
+                         "skips them, e.g. lambda rows: rows.nanmean()")
     low, high = torch.quantile(values, torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=values.dtype))
     return low.item(), high.item()
 
@@ -411,6 +451,8 @@ def _one_number(value) -> float:
     """A statistic's value as a float: one number, or a tensor that holds exactly one."""
     if torch.is_tensor(value) and value.numel() != 1:
         raise ValueError(f"statistic must return one number; got a tensor of shape {tuple(value.shape)}")
+    if not (torch.is_tensor(value) or isinstance(value, numbers.Real)):
+        raise ValueError(f"statistic must return one number; got {value!r} (a {type(value).__name__})")
     return float(value)
 
 

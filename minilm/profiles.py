@@ -9,7 +9,9 @@ and not yet run end to end, so its lessons' assertions are unverified at that si
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from .validation import integer, is_sequence, plain_fields, positive_int, positive_ints
 
 DEFAULT_PROFILE = "cpu"
 
@@ -39,6 +41,28 @@ class Profile:
     controlled_len: int        # its training length
     controlled_steps: int      # retrieval of random-letter filler only (NoPE: about 0.95 in range at 1000)
 
+    def __post_init__(self):
+        """Every size a positive int, the seeds a non-empty tuple of distinct ints (a list is made
+        a tuple), so a bad profile fails here, naming its field, not inside pretrained_many."""
+        plain_fields(self)
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"Profile.name must be a non-empty str; got {self.name!r}")
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name in ("seeds", "controlled_seeds"):
+                if not is_sequence(value) or len(value) == 0:
+                    raise ValueError(f"Profile.{field.name} must be a non-empty tuple of int seeds; got {value!r}")
+                for seed in value:
+                    integer(f"each of Profile.{field.name}", seed)
+                if len(set(value)) != len(value):  # one model under two names: a mean over seeds counted twice
+                    raise ValueError(f"Profile.{field.name} must hold distinct seeds; got {value!r}")
+                object.__setattr__(self, field.name, tuple(int(seed) for seed in value))
+            elif field.name == "finetune_steps":
+                positive_ints(f"Profile.{field.name}", value)
+                object.__setattr__(self, field.name, tuple(value))
+            elif field.name != "name":
+                positive_int(f"Profile.{field.name}", value)
+
 
 PROFILES = {
     "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_qk=64, train_len=64,
@@ -58,7 +82,9 @@ PROFILES = {
 
 def profile(name: str | None = None) -> Profile:
     """The profile named here, or by $MINILM_PROFILE, or ``cpu`` (the one CI has verified)."""
+    from_environment = not name and bool(os.environ.get("MINILM_PROFILE"))
+    source = " (from the environment variable MINILM_PROFILE)" if from_environment else ""
     name = name or os.environ.get("MINILM_PROFILE") or DEFAULT_PROFILE
     if name not in PROFILES:
-        raise ValueError(f"unknown profile {name!r}; allowed: {', '.join(map(repr, PROFILES))}")
+        raise ValueError(f"unknown profile {name!r}{source}; allowed: {', '.join(map(repr, PROFILES))}")
     return PROFILES[name]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .data import Corpus, check_vocabulary
+from .data import MASK, Corpus, check_vocabulary
 from .model import LM
 from .validation import finite_number, integer, positive_int
 
@@ -25,6 +25,9 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
         raise ValueError("generate() needs a causal model; this one is bidirectional (a masked LM)")
     if not isinstance(prompt, str) or not prompt:
         raise ValueError(f"prompt must be a non-empty str (the model continues its last character); got {prompt!r}")
+    if MASK in prompt:  # as Corpus refuses it: the model would read the mask symbol
+        raise ValueError(f"prompt contains the NUL character (\\x00) at position {prompt.index(MASK)}; minilm reserves "
+                         "it for the mask symbol: remove it")
     integer("max_new_tokens", max_new_tokens, at_least=0)
     finite_number("temperature", temperature, above=0)
     if top_k is not None:
@@ -43,10 +46,10 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
     idx = tokenizer.encode(prompt).to(model.device).unsqueeze(0)
     for _ in range(max_new_tokens):
         logits = model(idx[:, -context:])[0, -1] / temperature
+        logits[tokenizer.mask_id] = float("-inf")  # first: the top k are of the symbols text may hold
         if top_k is not None:
-            cutoff = logits.topk(min(top_k, logits.numel())).values[-1]
+            cutoff = logits.topk(min(top_k, logits.numel() - 1)).values[-1]
             logits = logits.masked_fill(logits < cutoff, float("-inf"))
-        logits[tokenizer.mask_id] = float("-inf")
         next_id = torch.multinomial(logits.softmax(-1).cpu(), 1, generator=generator)
         idx = torch.cat([idx, next_id.view(1, 1).to(model.device)], dim=1)
     return tokenizer.decode(idx[0])

@@ -25,11 +25,16 @@ def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
     return loss_by_length(model, corpus, [length], **overrides)[length]
 
 
-def _checked_grid(grid) -> list:
+def _checked_grid(grid, dtype: torch.dtype = torch.float32) -> list:
+    """A non-empty list of finite temperatures that a tensor of ``dtype`` (model.temperature's) can hold."""
     if not is_sequence(grid) or len(grid) == 0:
         raise ValueError(f"grid must be a non-empty list of temperatures; got {grid!r}")
+    largest = torch.finfo(dtype).max
     for lam in grid:
         finite_number("each lambda of grid", lam)
+        if abs(lam) > largest:
+            raise ValueError(f"each lambda of grid must be at most {largest:.3g} in size, what model.temperature "
+                             f"({str(dtype).removeprefix('torch.')}) can hold; got {lam!r}")
     return list(grid)
 
 
@@ -74,7 +79,7 @@ def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed
     Changes ``model.temperature`` while it runs, and restores it on any exit."""
     losses = {}
     with temperature(model):
-        for lam in _checked_grid(grid):
+        for lam in _checked_grid(grid, model.temperature.dtype):
             model.temperature.fill_(lam)
             losses[lam] = mean_loss(model, corpus, length, seed=seed)
     return losses
@@ -92,7 +97,7 @@ def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *,
         raise ValueError(f"sequences must be a multiple of 8 (they are read in batches of 8); got {sequences!r}")
     rows = []
     with temperature(model):
-        for lam in _checked_grid(grid):
+        for lam in _checked_grid(grid, model.temperature.dtype):
             model.temperature.fill_(lam)
             rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=sequences // 8,
                                          seed=seed))
@@ -105,7 +110,8 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     """Head-based scaling (Wang et al. 2024): train only the per-head temperatures.
 
     Every other weight is frozen; the temperatures start at ``start`` (the best uniform
-    lambda, in the paper) and, with ``clamp``, are clamped at lambda >= 1 after every step.
+    lambda, in the paper) and, with ``clamp``, are clamped at lambda >= 1 after every step (so
+    ``start`` must be >= 1 with the clamp: its first step would train below it).
     AdamW with warmup and cosine decay, ``steps`` batches of target-length sequences: text, and
     with ``retrieval`` > 0 that fraction of retrieval batches of ``filler`` (the model's
     pretraining mixture; data.batches).
@@ -114,13 +120,26 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     What it changes: while it runs, every requires_grad flag (only the temperatures train).
     On any exit the flags are put back as they were. On return the model keeps its trained
     temperatures; on an error, or a notebook's stop button, it gets its old temperatures back
-    too, so an interrupted run leaves the model exactly as it found it."""
-    finite_number("start", start)
+    too, so an interrupted run leaves the model exactly as it found it. Temperatures that become
+    inf or nan stop it with FloatingPointError naming the step (and the model as it was)."""
     boolean("clamp", clamp)
+    finite_number("start", start, at_least=1 if clamp else None,
+                  why="the clamp keeps lambda >= 1, and the first step trains at start; pass clamp=False to start "
+                      "below 1" if clamp else "")
     check_measurable(model, corpus)  # trained on this corpus's text, next token: as measured
     stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval,
                      filler=filler)
-    after_step = (lambda m: m.temperature.clamp_(min=1.0)) if clamp else None
+    done = 0
+
+    def after_step(m):
+        nonlocal done
+        done += 1
+        if clamp:
+            m.temperature.clamp_(min=1.0)
+        if not m.temperature.isfinite().all():  # the next forward pass would refuse them, naming no step
+            raise FloatingPointError(f"head-scale training diverged at step {done} of {steps}: the temperatures are "
+                                     f"{m.temperature.tolist()}; try a lower lr than {lr}, or a start nearer 1 than "
+                                     f"{start}")
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     saved = model.temperature.detach().clone()
     finished = False
@@ -159,6 +178,10 @@ def length_rule(rule: str, n: float, L: float) -> float:
     'nope_fit'  1 + 0.397 ln s             (Wang et al. 2024, the fitted uniform scale)
     'qwen'      max(1, log_L n)            (Qwen's logn attention: only past its training length)
     'yarn'      (0.1 ln s + 1)^2           (YaRN, see model.yarn_logit_scale)
+
+    'nope_fit' and 'yarn' are rules for extension, s >= 1: within the training length (s < 1) they
+    are 1, as YaRN's code and the per-position rule (model.position_temperature) have it; their
+    formulas there would fall below 1, and YaRN's would rise again (3.14 at s = 2^-40).
     """
     if rule not in LENGTH_RULES:
         raise ValueError(f"unknown length rule {rule!r}; allowed: {', '.join(map(repr, LENGTH_RULES))}")
@@ -169,10 +192,12 @@ def length_rule(rule: str, n: float, L: float) -> float:
     s = n / L
     if rule == "su":
         return math.log(n) / math.log(L)
-    if rule == "nope_fit":
-        return 1 + NOPE_FIT_C * math.log(s)
     if rule == "qwen":
         return max(1.0, math.log(n) / math.log(L))
+    if s < 1:  # within the training length
+        return 1.0
+    if rule == "nope_fit":
+        return 1 + NOPE_FIT_C * math.log(s)
     return yarn_logit_scale(s)
 
 
@@ -196,7 +221,9 @@ def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
     (uniform_temperature_by_position). Past L, positions are averaged in buckets of
     ``bucket``; each bucket's best lambda is the grid value with the lowest loss there, and
     i is the bucket's mean position counted from 1. Returns {"ratios": i / L of each bucket,
-    "best": its best lambda, "a": fit_log_slope(ratios, best)}."""
+    "best": its best lambda, "a": fit_log_slope(ratios, best)}. The table must be finite (a
+    lambda with a nan or inf loss somewhere would otherwise be picked there as the best); a table
+    of integers is read as numbers."""
     grid = _checked_grid(grid)
     positive_int("L", L)
     positive_int("bucket", bucket)
@@ -206,6 +233,15 @@ def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
     if table.ndim != 2 or table.shape[0] != len(grid) or table.shape[1] <= L:
         raise ValueError(f"table must have one row per lambda of grid ({len(grid)}) and more than L={L} "
                          f"positions; got shape {tuple(table.shape)}")
+    if table.dtype == torch.bool or table.is_complex():
+        raise ValueError(f"table must hold losses (real numbers); got a table of {table.dtype}")
+    if not table.is_floating_point():
+        table = table.double()
+    bad = ~table.isfinite()
+    if bad.any():
+        rows = bad.any(1).nonzero().flatten().tolist()
+        raise ValueError(f"table must be finite: the rows of lambda {', '.join(repr(grid[r]) for r in rows[:4])} hold "
+                         f"nan or inf at {int(bad.sum())} positions; a lambda's loss is needed at every position")
     buckets = bucket_means(table[:, L:], bucket)                       # (len(grid), buckets)
     positions = bucket_means(torch.arange(L + 1, table.shape[1] + 1, dtype=torch.float), bucket)
     ratios = (positions / L).tolist()

@@ -333,3 +333,88 @@ def test_a_scalar_result_names_no_index():
     with pytest.raises(C.CheckFailed) as failure:
         C.check_growth_exponent(lambda ns, values: 0.123)
     assert "index" not in str(failure.value) and "expected" in str(failure.value)
+
+
+# --- what comes back, checked before its values: one line each, never a traceback from checks.py ---
+
+def entropy_as(convert):
+    return lambda weights: convert(S["entropy"](weights))
+
+
+@pytest.mark.parametrize("student, words", [
+    (entropy_as(lambda h: h.tolist()), ["expected a tensor of shape (2, 3, 9), float32, on cpu", "got a list of 2 items"]),
+    (entropy_as(lambda h: h.half()), ["expected float32 values", "float16"]),
+    (entropy_as(lambda h: h.to("meta")), ["expected a tensor on cpu", "on meta"]),
+    (entropy_as(lambda h: h > 0), ["expected numbers (float32)", "bool"]),
+], ids=["list", "float16", "another device", "bool"])
+def test_what_came_back_is_named_with_what_was_expected(student, words):
+    with pytest.raises(C.CheckFailed) as failure:
+        C.check_entropy(student)
+    for word in words:
+        assert word in str(failure.value), (word, str(failure.value))
+
+
+def test_a_function_that_changes_its_input_in_place_fails():
+    def normalises_in_place(weights):
+        weights /= weights.sum(-1, keepdim=True).clamp(min=1e-30)   # the answer is right, the input is gone
+        return -torch.special.xlogy(weights, weights).sum(-1)
+
+    with pytest.raises(C.CheckFailed, match="your function changed its input weights in place"):
+        C.check_entropy(normalises_in_place)
+
+
+def test_a_list_changed_in_place_fails_too():
+    def rescales_in_place(ns, values):
+        values[:] = [2 * v for v in values]   # the exponent is the same, the caller's list is not
+        return S["growth_exponent"](ns, values)
+
+    with pytest.raises(C.CheckFailed, match="changed its input values in place"):
+        C.check_growth_exponent(rescales_in_place)
+
+
+def one_length(ids, batch_size, lengths, seed):
+    return S["mixed_length_batches"](ids, batch_size, lengths[:1], seed)
+
+
+def finite_stream(ids, batch_size, lengths, seed):
+    stream = S["mixed_length_batches"](ids, batch_size, lengths, seed)
+    return (next(stream) for _ in range(10))
+
+
+@pytest.mark.parametrize("student, words", [
+    (lambda ids, batch_size, lengths, seed: [next(S["mixed_length_batches"](ids, batch_size, lengths, seed))] * 60,
+     ["the stream must be endless", "returned a list of 60 items"]),
+    (finite_stream, ["the stream must be endless", "stopped after 10 batches"]),
+    (lambda ids, batch_size, lengths, seed: ([x.tolist(), y.tolist()] for x, y in
+                                             S["mixed_length_batches"](ids, batch_size, lengths, seed)),
+     ["batch 1: expected a pair (x, y) of tensors", "a list of 2 items"]),
+    (lambda ids, batch_size, lengths, seed: (x for x, _ in S["mixed_length_batches"](ids, batch_size, lengths, seed)),
+     ["batch 1: expected a pair (x, y) of tensors", "got a tensor of shape (4,"]),
+], ids=["a list of batches", "a finite generator", "lists", "one tensor"])
+def test_a_stream_of_the_wrong_kind_gets_one_line(student, words):
+    with pytest.raises(C.CheckFailed) as failure:
+        C.check_mixed_length_batches(student)
+    for word in words:
+        assert word in str(failure.value), (word, str(failure.value))
+
+
+def test_a_function_that_never_returns_meets_the_time_limit(monkeypatch):
+    import time
+
+    monkeypatch.setattr(C, "CASE_SECONDS", 0.3)
+    started = time.monotonic()
+    with pytest.raises(C.CheckFailed, match=r"case 1 \(.*\): your function did not finish within 0.3 s"):
+        C.check_growth_exponent(lambda ns, values: time.sleep(3600))
+    assert time.monotonic() - started < 10
+
+
+def test_a_stream_that_never_yields_meets_the_time_limit(monkeypatch):
+    monkeypatch.setattr(C, "CASE_SECONDS", 0.3)
+
+    def stuck(ids, batch_size, lengths, seed):
+        while True:
+            pass
+        yield
+
+    with pytest.raises(C.CheckFailed, match="drawing 60 batches from your stream did not finish within 0.3 s"):
+        C.check_mixed_length_batches(stuck)

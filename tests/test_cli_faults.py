@@ -188,3 +188,88 @@ def test_stop_after_below_the_checkpoint_says_so_and_does_nothing(capsys):
     out = capsys.readouterr().out
     assert "already at step 3" in out and "--stop-after 2" in out and "nothing to do" in out, out
     assert not model_file().exists() and torch.load(resume_file(), weights_only=True)["step"] == 3
+
+
+# ---------------------------------------------------------------------------- one line, no traceback
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, ["--corpus", "does not exist"]),
+    ("a directory", ["--corpus", "is a directory"]),
+    (b"", ["--corpus", "holds no text"]),
+    (b"\n \n", ["--corpus", "holds no text"]),
+    (b"\x89PNG\r\n\x1a\n\xff\xfe\x00\x00", ["--corpus", "is not UTF-8 text"]),
+    (b"text\x00with a NUL", ["--corpus", "NUL character"]),
+], ids=["missing", "directory", "empty", "blank", "binary", "NUL"])
+def test_a_corpus_that_is_missing_empty_or_not_text_is_one_line(tmp_path, content, words):
+    path = tmp_path / "corpus.txt"
+    if content == "a directory":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    message = refusal(args(CONFIG, RECIPE, "--corpus", str(path)))
+    for word in words:
+        assert word in message, message
+
+
+def test_a_cache_path_that_is_a_file_is_one_line(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("not a folder")
+    monkeypatch.setenv("MINILM_CACHE", str(tmp_path / "a_file"))
+    message = refusal(args())
+    assert "cannot write to the cache folder" in message and "MINILM_CACHE" in message, message
+    assert "use_cache" not in message, message  # pretrained's fix, not the command line's
+
+
+def test_a_stray_rank_variable_without_torchrun_is_one_line(monkeypatch):
+    monkeypatch.setenv("RANK", "0")
+    for name in ("WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    message = refusal(args())
+    assert "RANK='0' is set but not WORLD_SIZE" in message and "torchrun" in message, message
+
+
+def test_a_directory_where_the_checkpoint_goes_is_found_before_training(monkeypatch):
+    resume_file().mkdir(parents=True)
+    monkeypatch.setattr(minilm.distributed, "train_by_recipe", lambda *a, **k: pytest.fail("trained"))
+    message = refusal(args())
+    assert resume_file().name in message and "a directory is in the way" in message, message
+
+
+def fail_saves_from(monkeypatch, call: int):
+    """torch.save as on a disk that fills up: the ``call``-th save and every later one fail."""
+    original, calls = minilm.cache.torch.save, []
+
+    def save(*args, **kwargs):
+        calls.append(1)
+        if len(calls) >= call:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 1216 vs 1108")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(minilm.cache.torch, "save", save)
+    return original
+
+
+def test_a_full_disk_at_a_checkpoint_stops_there_and_keeps_the_last_one(monkeypatch, capsys):
+    save = fail_saves_from(monkeypatch, 2)  # the checkpoint of step 2 is written, that of step 4 is not
+    message = refusal(args(CONFIG, RECIPE, "--checkpoint-every", "2"))
+    assert "could not write the checkpoint of step 4" in message and "probably full" in message, message
+    assert "checkpoint of step 2 is kept" in message and "\n" not in message, message
+    assert torch.load(resume_file(), weights_only=True)["step"] == 2
+    monkeypatch.setattr(minilm.cache.torch, "save", save)  # space freed
+    capsys.readouterr()
+    main(args(CONFIG, RECIPE, "--checkpoint-every", "2"))
+    assert "resuming at step 2" in capsys.readouterr().out and model_file().exists()
+
+
+def test_a_full_disk_at_the_end_says_so_in_one_line(monkeypatch):
+    fail_saves_from(monkeypatch, 1)
+    message = refusal(args(CONFIG, RECIPE))  # 5 steps: no checkpoint before the model is written
+    assert "could not write the trained model (5 steps)" in message and "probably full" in message, message
+    assert "no checkpoint is kept" in message and "\n" not in message, message
+    assert not model_file().exists()
+
+
+def test_stopping_says_where_the_checkpoint_is_and_how_to_discard_it(capsys):
+    main(args(CONFIG, RECIPE, "--stop-after", "3"))
+    out = capsys.readouterr().out
+    assert str(resume_file()) in out and "delete it to discard" in out, out

@@ -6,8 +6,12 @@ changed temporarily is restored on any exit.
 """
 
 import os
+import signal
+import subprocess
+import sys
 import time
 import zipfile
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -73,10 +77,11 @@ def test_a_flipped_bit_in_the_weights_is_caught_and_retrained():
     (lambda p: p.update(state={"embed.weight": "not a tensor"}), "no state dict"),
     (lambda p: p["state"].pop("ln_out.weight"), "other tensor names"),
     (lambda p: p["state"].update({"embed.weight": torch.zeros(3, 3)}), "embed.weight of shape (3, 3)"),
+    (lambda p: p["state"].update({"temperature": p["state"]["temperature"].half()}), "dtype float16, not"),
     (lambda p: p.pop("history"), "no loss history"),
     (lambda p: p.pop("sha256", None), "checksum"),  # as an older minilm wrote it
     (lambda p: p["history"].__setitem__(0, 0.5), "checksum"),
-], ids=["no state", "state of strings", "missing tensor", "mis-shaped tensor", "no history", "no checksum",
+], ids=["no state", "state of strings", "missing tensor", "mis-shaped tensor", "float16", "no history", "no checksum",
         "edited history"])
 def test_a_malformed_payload_with_the_right_key_is_retrained(damage, words):
     model, history = pretrained(gau(), TINY, progress=False)
@@ -155,6 +160,84 @@ def test_a_save_that_fails_after_training_returns_the_model(monkeypatch):
     assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
 
 
+@pytest.mark.parametrize("message", [
+    "[enforce fail at inline_container.cc:672] . unexpected pos 1216 vs 1108",
+    "basic_ios::clear: iostream error",
+])
+def test_a_full_disk_that_torch_save_reports_as_a_runtime_error_returns_the_model(monkeypatch, message):
+    def disk_full(*args, **kwargs):  # what torch.save raises on a full disk: not an OSError
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(minilm.cache.torch, "save", disk_full)
+    with pytest.warns(UserWarning, match="disk of .*cache is probably full.*returned but not cached") as record:
+        model, history = pretrained(gau(), TINY, progress=False)
+    assert str(cached_path().parent) in str(record[0].message)
+    assert len(history) == TINY.steps and isinstance(model, LM)
+    assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
+
+
+FILE_SIZE_LIMIT = r'''
+import resource, signal, warnings
+import minilm
+from minilm import Config, Recipe, default_corpus
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing us
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+config = Config(vocab_size=default_corpus().tokenizer.vocab_size, d_model=64, n_layer=1, n_head=2)  # 30 kB of weights
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    model, history = minilm.pretrained(config, Recipe(steps=2, batch_size=2, length=16, warmup=1), progress=False)
+print(len(history), *[str(w.message) for w in caught], sep="\n")
+'''
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="a file size limit needs POSIX")
+def test_a_save_that_really_fails_on_the_disk_returns_the_model(tmp_path):
+    """Not a stand-in for torch.save: a file size limit makes its writes fail as a full disk does."""
+    script = tmp_path / "limited.py"
+    script.write_text(FILE_SIZE_LIMIT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "MINILM_CACHE": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    steps, *messages = run.stdout.strip().splitlines()
+    assert steps == "2" and any("could not save the trained model" in m and "returned but not cached" in m
+                                and str(tmp_path / "cache") in m for m in messages), run.stdout
+
+
+def test_a_full_disk_in_pretrained_many_returns_the_model(monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 1216 vs 1108")
+
+    monkeypatch.setattr(minilm.cache.torch, "save", disk_full)
+    with pytest.warns(UserWarning, match="probably full.*returned but not cached"):
+        models = minilm.cache.pretrained_many({"one": (gau(), TINY)}, progress=False)
+    model, history = models["one"]
+    assert isinstance(model, LM) and len(history) == TINY.steps
+
+
+def test_weights_that_are_not_finite_are_refused_on_load_though_their_checksum_holds():
+    pretrained(gau(), TINY, progress=False)
+    payload = torch.load(cached_path(), weights_only=True)
+    payload["state"]["embed.weight"][0, 0] = float("nan")
+    payload["sha256"] = minilm.cache._checksum(payload)  # written so by a tool, not by a flipped bit
+    torch.save(payload, cached_path())
+    with pytest.warns(UserWarning, match="not finite .*embed.weight.*retraining"):
+        again, _ = pretrained(gau(), TINY, progress=False)
+    assert again.embed.weight.isfinite().all()
+
+
+def test_a_cache_folder_given_with_a_tilde_is_under_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MINILM_CACHE", "~/models")
+    assert minilm.cache.cache_dir() == tmp_path / "home" / "models"
+
+
+def test_a_directory_where_the_resume_checkpoint_goes_fails_before_training(monkeypatch):
+    resume = minilm.cache.resume_path(cached_path())
+    resume.mkdir(parents=True)
+    _refuses_before_training(monkeypatch, resume.name, "directory")
+
+
 def test_temporary_files_of_killed_saves_are_removed_and_fresh_ones_kept():
     folder = cached_path().parent
     folder.mkdir(parents=True)
@@ -165,8 +248,28 @@ def test_temporary_files_of_killed_saves_are_removed_and_fresh_ones_kept():
     hour_ago = time.time() - 3600
     os.utime(stale, (hour_ago, hour_ago))
     os.utime(foreign, (hour_ago, hour_ago))
-    pretrained(gau(), TINY, progress=False)
+    with writing(fresh):  # a save in progress in another process holds its file's lock
+        pretrained(gau(), TINY, progress=False)
     assert not stale.exists() and fresh.exists() and foreign.exists()
+
+
+@contextmanager
+def writing(path):
+    """Hold the lock save_atomic holds on its temporary file while it writes (where there are file locks)."""
+    with open(path, "rb") as handle:
+        if minilm.cache.fcntl is not None:
+            minilm.cache.fcntl.flock(handle, minilm.cache.fcntl.LOCK_EX)
+        yield
+
+
+@pytest.mark.skipif(minilm.cache.fcntl is None, reason="without file locks a killed save is told by its age")
+def test_the_temporary_file_of_a_save_killed_a_moment_ago_is_removed_on_the_next_run():
+    folder = cached_path().parent
+    folder.mkdir(parents=True)
+    killed = folder / f"{cached_path().name}.resume.pt.abcd1234{TMP_SUFFIX}"   # as SIGKILL leaves it, just now
+    killed.write_bytes(b"half a checkpoint")
+    pretrained(gau(), TINY, progress=False)
+    assert not killed.exists()
 
 
 def test_an_interrupted_uniform_search_restores_the_temperatures(monkeypatch):

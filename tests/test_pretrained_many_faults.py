@@ -106,3 +106,46 @@ def test_init_of_another_shape_is_named_before_training(monkeypatch, tmp_path):
         message = str(info.value)
         assert message.startswith("init has the weights of another model"), message
         assert "embed.weight" in message and f"({VOCAB}, 32)" in message, message
+
+
+FULL_DISK = r'''
+import json, sys, warnings
+import minilm, minilm.cache
+from minilm import Config, Recipe, default_corpus
+
+
+def disk_full(payload, path):  # what torch.save raises on a full disk; here in every worker process too
+    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 1216 vs 1108")
+
+
+minilm.cache.save_atomic = disk_full
+
+if __name__ == "__main__":
+    minilm.cache.cpu_cores = lambda: 2  # side by side, even on one core
+    V = default_corpus().tokenizer.vocab_size
+    config = Config(vocab_size=V, d_model=16, n_layer=1, n_head=2)
+    jobs = {seed: (config, Recipe(steps=3, batch_size=2, length=16, warmup=1, seed=seed)) for seed in (0, 1)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        models = minilm.pretrained_many(jobs, progress=False)
+    reference = {seed: minilm.pretrained(*jobs[seed], use_cache=False, progress=False) for seed in jobs}
+    print(json.dumps({
+        "warnings": [str(w.message) for w in caught],
+        "same": [all(a.equal(b) for a, b in zip(models[s][0].state_dict().values(),
+                                                reference[s][0].state_dict().values()))
+                 and models[s][1] == reference[s][1] for s in jobs],
+    }))
+'''
+
+
+def test_a_full_disk_while_training_side_by_side_returns_every_model_with_a_warning(tmp_path):
+    script = tmp_path / "full.py"
+    script.write_text(FULL_DISK)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                         env={**__import__("os").environ, "MINILM_CACHE": str(tmp_path / "cache")})
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["same"] == [True, True], report  # the workers' weights, not retrained, not lost
+    unsaved = [w for w in report["warnings"] if "returned but not cached" in w]
+    assert len(unsaved) == 2 and all("probably full" in w and str(tmp_path / "cache") in w for w in unsaved), report
+    assert {w.split(":")[0] for w in unsaved} == {"job 0", "job 1"}, report
