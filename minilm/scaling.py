@@ -136,10 +136,6 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
         done += 1
         if clamp:
             m.temperature.clamp_(min=1.0)
-        if not m.temperature.isfinite().all():  # the next forward pass would refuse them, naming no step
-            raise FloatingPointError(f"head-scale training diverged at step {done} of {steps}: the temperatures are "
-                                     f"{m.temperature.tolist()}; try a lower lr than {lr}, or a start nearer 1 than "
-                                     f"{start}")
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     saved = model.temperature.detach().clone()
     finished = False
@@ -149,8 +145,15 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
         with torch.no_grad():
             model.temperature.fill_(start)
         model.temperature.requires_grad_(True)
-        history = train(model, stream, steps=steps, lr=lr, warmup=10, after_step=after_step,
-                        progress=progress, desc=f"head scales from {start}, clamp {clamp}")
+        try:
+            history = train(model, stream, steps=steps, lr=lr, warmup=10, after_step=after_step,
+                            progress=progress, desc=f"head scales from {start}, clamp {clamp}")
+        except ValueError as error:  # the forward pass refuses the temperatures a step made inf or nan
+            if model.temperature.isfinite().all():  # checked here, not after every step: no sync in the loop
+                raise
+            raise FloatingPointError(f"head-scale training diverged at step {done} of {steps}: the temperatures are "
+                                     f"{model.temperature.tolist()}; try a lower lr than {lr}, or a start nearer 1 "
+                                     f"than {start}") from error
         finished = True
     finally:
         if not finished:
