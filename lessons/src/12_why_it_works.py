@@ -22,6 +22,10 @@
 # We use lesson 11's NoPE models (trained on random-letter haystacks; the cache returns them if
 # lesson 11 ran, else this cell trains them: about 2.5 minutes on 2 CPU cores), the same prompts
 # and the same search for the best uniform $\lambda$.
+#
+# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
+# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
+# every machine.*
 
 # %%
 import math
@@ -421,10 +425,18 @@ for steps in budgets:
 
 # %% [markdown]
 # **The start matters when the budget is tiny, and only then.** After 10 steps, starting at the
-# best uniform $\lambda$ retrieves 0.80 at $4L$ against 0.72 from $\lambda = 1$ (the paired difference
-# 0.09 [0.02, 0.15], every seed ahead); after 25 steps the gap is 0.03 [-0.01, 0.07], and from 50
-# steps on there is none. With a learning rate of 0.05, a few dozen steps walk the temperatures
-# from 1 to where they need to be (the searched start is 1.2 to 1.8 here).
+# best uniform $\lambda$ retrieves 0.80 at $4L$ against 0.72 from $\lambda = 1$ in the stored run
+# (the paired difference 0.09 [0.02, 0.15]); after 25 steps the gap is 0.03 [-0.01, 0.07], and
+# from 50 steps on it is at most a few hundredths. Why only then: Adam moves each temperature by
+# at most about the learning rate per step, and the 10-step runs are warmup only (the rate
+# climbs to 0.05), so in 10 steps a temperature travels at most about 0.3, less than the 0.2 to
+# 0.8 from 1 to the searched start. A few dozen steps cover that distance.
+#
+# How big the 10-step cost is, five seeds do not pin down on every machine. It differs a lot
+# from seed to seed (0.03 to 0.17 in the stored run), and
+# the same seeds trained with another CPU's kernels (AVX2 instead of AVX-512: other rounding,
+# other weights) gave 0.10 [-0.01, 0.21], an interval that reaches below 0. So we print it and
+# do not assert it; what holds on every machine we tried is that it is gone by 50 steps.
 #
 # **The clamp never mattered for retrieval**, although from 50 steps on it binds: without it the
 # lowest temperature falls to 1.01 after 50 steps and to 0.70 after 200 (mean over seeds; 1.08
@@ -433,17 +445,17 @@ for steps in budgets:
 # less than 1 are presumably heads retrieval does not need (question 5).
 #
 # **Against the paper's Table 4** (81 with both details, 53 without the constraint, 26 without the
-# start, average passkey accuracy): we see the start's effect only at 10 steps, and the clamp's
-# not at all. Their setting differs in ways we cannot reproduce here: a model of about a billion
-# parameters fine-tuned for 18K tokens, and starts of 1.6 to 1.7 (their code's run script for
-# 8K, and the checkpoint names of the ablation in `fig/fig_passkey.ipynb`), where ours are 1.2 to
-# 1.8 at $4L$. What this task shows is the mechanism: the start is a head start, worth most when
+# start, average passkey accuracy): we see the start's effect only at 10 steps (and not resolved
+# there on every machine), and the clamp's not at all. Their setting differs in ways we cannot
+# reproduce here: a model of about a billion parameters fine-tuned for 18K tokens, and starts
+# of 1.6 to 1.7 (their code's run script for 8K, and the checkpoint names of the ablation in
+# `fig/fig_passkey.ipynb`), where ours are 1.2 to 1.8 at $4L$. What this task shows is the mechanism: the start is a head start, worth most when
 # the training budget cannot cover the distance from 1.
 #
 # Asserted, each against a control that fails it:
-# - at 10 steps the paper's start beats the start at 1 (the lower end of the paired interval is
-#   above 0; it can detect a mean difference of about 0.07, its interval's half-width); the
-#   control is the same comparison at 200 steps, whose interval includes 0;
+# - from 50 steps on, the start no longer matters: the paired difference between the paper's
+#   start and the start at 1 stays within 0.05 either way (its whole interval); the control is
+#   the same difference at 10 steps, whose interval reaches above 0.05;
 # - at every budget where the clamp binds (some seed's unclamped run ends with a temperature
 #   below 1; printed below), dropping the clamp changes exact match by less than 0.05 (the whole
 #   paired interval); the control is the start's difference at 10 steps, which reaches above 0.05;
@@ -452,16 +464,16 @@ for steps in budgets:
 #   the same run after 10 steps, whose lowest temperature stays above 0.95.
 
 # %%
-_, low, high = seed_interval(difference("start at 1", 10))
-assert low > 0, (low, high)
-assert seed_interval(difference("start at 1", 200))[1] < 0 < seed_interval(difference("start at 1", 200))[2]
+for steps in (50, 200):
+    _, low, high = seed_interval(difference("start at 1", steps))
+    assert -0.05 < low and high < 0.05, (steps, low, high)   # measured within [-0.02, 0.03]
 binding = [b for b in budgets if any(runs["no clamp", b, s][1] < 1 for s in SEEDS)]
 print(f"budgets where the clamp binds on some seed: {binding}")
 assert 200 in binding
 for steps in binding:
     _, low, high = seed_interval(difference("no clamp", steps))
     assert -0.05 < low and high < 0.05, (steps, low, high)
-assert seed_interval(difference("start at 1", 10))[2] > 0.05   # the control of the bound above
+assert seed_interval(difference("start at 1", 10))[2] > 0.05   # the control of both bounds above
 lowest = {b: sum(runs["no clamp", b, s][1] for s in SEEDS) / len(SEEDS) for b in (10, 200)}
 assert lowest[200] < 0.95, lowest
 assert not lowest[10] < 0.95, lowest   # the control: the same test after 10 steps fails
@@ -475,7 +487,7 @@ assert not lowest[10] < 0.95, lowest   # the control: the same test after 10 ste
 # | $\log_L n$ holds the entropy (Su 2021) | derived from constant entropy | it holds the needle's share (0.57 at $8L$ against 0.59 at $L$), not the entropy (rises 0.46 nats by $8L$); restoring the entropy fully needs $\lambda$ = 2.36 at $8L$, where retrieval wants 1.64 |
 # | which heads | the temperature acts on distracted heads (Wang et al. 2024) | every head: the four retrieval heads alone give 0.29 of the 0.69 at $8L$, the other twelve 0.43 |
 # | head scaling | best of their fixes, competitive with RoPE extensions (Wang et al. 2024) | at $4L$ 0.83 against 0.78 for its start (not resolved by 5 seeds); at $16L$ 0.48, below the rules' 0.63-0.66 |
-# | without the constraint / the initialisation | passkey 81 to 53 / 26 (Wang et al. 2024, Table 4) | no difference without the clamp; the start at 1 costs 0.09 after 10 steps, nothing from 50 |
+# | without the constraint / the initialisation | passkey 81 to 53 / 26 (Wang et al. 2024, Table 4) | no difference without the clamp; the start at 1 costs 0.09 after 10 steps in the stored run (not resolved on every machine by 5 seeds), at most a few hundredths from 50 |
 #
 # ## Check your understanding
 #
