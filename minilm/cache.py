@@ -38,7 +38,7 @@ from tqdm import tqdm
 from .data import Corpus, default_corpus
 from .model import LM, Config
 from .training import Recipe, check_init, check_pair, initial_model, pick_device, train_by_recipe
-from .validation import boolean
+from .validation import boolean, dtype_name
 
 
 def _tensor_bytes(tensor: torch.Tensor) -> bytes:
@@ -263,18 +263,14 @@ def _payload_problem(payload: dict, expected: dict | None) -> str | None:
             return "holds the weights of another model (other tensor names)"
         for name, tensor in expected.items():
             if state[name].shape != tensor.shape or state[name].dtype != tensor.dtype:
-                return (f"holds {name} of shape {tuple(state[name].shape)} and dtype {_dtype(state[name])}, not "
-                        f"{tuple(tensor.shape)} and {_dtype(tensor)}")
+                return (f"holds {name} of shape {tuple(state[name].shape)} and dtype {dtype_name(state[name].dtype)}, "
+                        f"not {tuple(tensor.shape)} and {dtype_name(tensor.dtype)}")
     if payload.get("sha256") != _checksum(payload):
         return "does not match its checksum (corrupted or written by an older minilm)"
     ruined = [name for name, tensor in state.items() if tensor.is_floating_point() and not tensor.isfinite().all()]
     if ruined or not all(math.isfinite(x) for x in history):  # never saved so: written by hand, or another tool
         return f"holds weights or losses that are not finite (inf or nan){': ' + ', '.join(ruined[:3]) if ruined else ''}"
     return None
-
-
-def _dtype(tensor) -> str:
-    return str(tensor.dtype).removeprefix("torch.")
 
 
 def load_cached(path: Path, key: dict, expected: dict | None = None):

@@ -41,6 +41,7 @@ from .model import (
 )
 from .scaling import fit_log_slope, fit_per_position, length_rule
 from .training import lm_loss
+from .validation import dtype_name
 
 
 def cmp(label: str, ours: torch.Tensor, reference: torch.Tensor, *, atol: float = 1e-5,
@@ -72,7 +73,7 @@ def _fail(task: str, message: str):
 def _described(value) -> str:
     """What a value is, as a line of a check says it: type, shape, dtype and device of a tensor."""
     if torch.is_tensor(value):
-        return f"a tensor of shape {tuple(value.shape)}, {str(value.dtype).removeprefix('torch.')}, on {value.device}"
+        return f"a tensor of shape {tuple(value.shape)}, {dtype_name(value.dtype)}, on {value.device}"
     if isinstance(value, (list, tuple)):
         return f"a {type(value).__name__} of {len(value)} item{'s' if len(value) != 1 else ''}"
     if isinstance(value, (bool, int, float)):
@@ -102,12 +103,12 @@ def _as_tensor(task: str, number: int, description: str, got, reference) -> torc
         _fail(task, f"{where}: expected a tensor on {expected.device}, got {_described(tensor)}: "
                     "keep the result on the inputs' device")
     if tensor.dtype in LOW_PRECISION and expected.dtype not in LOW_PRECISION:
-        _fail(task, f"{where}: expected {str(expected.dtype).removeprefix('torch.')} values, got "
+        _fail(task, f"{where}: expected {dtype_name(expected.dtype)} values, got "
                     f"{_described(tensor)}: compute in the inputs' precision")
     if (tensor.dtype == torch.bool) != (expected.dtype == torch.bool) and (
             tensor.is_floating_point() or expected.is_floating_point()):
         _fail(task, f"{where}: expected {'True/False' if expected.dtype == torch.bool else 'numbers'} "
-                    f"({str(expected.dtype).removeprefix('torch.')}), got {_described(tensor)}")
+                    f"({dtype_name(expected.dtype)}), got {_described(tensor)}")
     if tensor.shape != expected.shape:
         _fail(task, f"{where}: expected shape {tuple(expected.shape)}, got {tuple(tensor.shape)}")
     return tensor

@@ -16,7 +16,7 @@ from .data import Corpus, batches
 from .measure import bucket_means, check_measurable, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
-from .validation import boolean, finite_number, finite_numbers, is_sequence, positive_int
+from .validation import boolean, dtype_name, finite_number, finite_numbers, is_sequence, positive_int
 
 
 def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
@@ -34,7 +34,7 @@ def _checked_grid(grid, dtype: torch.dtype = torch.float32) -> list:
         finite_number("each lambda of grid", lam)
         if abs(lam) > largest:
             raise ValueError(f"each lambda of grid must be at most {largest:.3g} in size, what model.temperature "
-                             f"({str(dtype).removeprefix('torch.')}) can hold; got {lam!r}")
+                             f"({dtype_name(dtype)}) can hold; got {lam!r}")
     return list(grid)
 
 

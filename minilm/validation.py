@@ -41,6 +41,11 @@ def plain_fields(instance) -> None:
         object.__setattr__(instance, field.name, plain(getattr(instance, field.name)))
 
 
+def dtype_name(dtype) -> str:
+    """A torch dtype as messages name it: 'float32' for torch.float32."""
+    return str(dtype).removeprefix("torch.")
+
+
 def is_sequence(values) -> bool:
     """A list, tuple, range or 1-D array (numpy or torch): what may stand for a list of values."""
     return isinstance(values, (list, tuple, range)) or getattr(values, "ndim", None) == 1
