@@ -16,7 +16,7 @@ from .data import Corpus, batches
 from .measure import bucket_means, check_measurable, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
-from .validation import boolean, dtype_name, finite_number, finite_numbers, is_sequence, positive_int
+from .validation import boolean, finite_number, finite_numbers, is_sequence, positive_int, storable_number
 
 
 def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
@@ -29,12 +29,8 @@ def _checked_grid(grid, dtype: torch.dtype = torch.float32) -> list:
     """A non-empty list of finite temperatures that a tensor of ``dtype`` (model.temperature's) can hold."""
     if not is_sequence(grid) or len(grid) == 0:
         raise ValueError(f"grid must be a non-empty list of temperatures; got {grid!r}")
-    largest = torch.finfo(dtype).max
     for lam in grid:
-        finite_number("each lambda of grid", lam)
-        if abs(lam) > largest:
-            raise ValueError(f"each lambda of grid must be at most {largest:.3g} in size, what model.temperature "
-                             f"({dtype_name(dtype)}) can hold; got {lam!r}")
+        storable_number("each lambda of grid", lam, dtype, where="model.temperature")
     return list(grid)
 
 
@@ -123,9 +119,9 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     too, so an interrupted run leaves the model exactly as it found it. Temperatures that become
     inf or nan stop it with FloatingPointError naming the step (and the model as it was)."""
     boolean("clamp", clamp)
-    finite_number("start", start, at_least=1 if clamp else None,
-                  why="the clamp keeps lambda >= 1, and the first step trains at start; pass clamp=False to start "
-                      "below 1" if clamp else "")
+    storable_number("start", start, model.temperature.dtype, where="model.temperature", at_least=1 if clamp else None,
+                    why="the clamp keeps lambda >= 1, and the first step trains at start; pass clamp=False to start "
+                        "below 1" if clamp else "")
     check_measurable(model, corpus)  # trained on this corpus's text, next token: as measured
     stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval,
                      filler=filler)

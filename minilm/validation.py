@@ -3,7 +3,7 @@
 Each function returns nothing and raises ``ValueError("<name> must be ...; got <value!r>")``
 (``one_of``: "unknown <name> <value!r>; allowed: ..."). Never a silent fallback: a value
 that is not what the caller must have meant is an error where it is given, not NaN later.
-This module imports nothing from minilm: any module may use it.
+This module imports nothing from minilm (torch only): any module may use it.
 
 Numbers are accepted as the ``numbers`` module sees them, so numpy's count too (np.int64 is an
 int, np.float32 a real number); bool never is, though Python calls it an int. A list of values may
@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import fields
+
+import torch
 
 
 def _is_int(value) -> bool:
@@ -84,6 +86,18 @@ def finite_number(name: str, value, *, above: float | None = None, at_least: flo
         return
     what = "a finite number" + _bounds(above, at_least, at_most)
     raise ValueError(f"{name} must be {what}{f' ({why})' if why else ''}; got {value!r}")
+
+
+def storable_number(name: str, value, dtype, *, where: str, **bounds) -> None:
+    """finite_number (with its bounds and ``why``), and no larger in size than a tensor of the
+    floating ``dtype`` holds (``where``: which tensor, e.g. "model.temperature"): 1e39 is a finite
+    float, but a float32 cannot hold it, and torch says "value cannot be converted to type float
+    without overflow"."""
+    finite_number(name, value, **bounds)
+    largest = torch.finfo(dtype).max
+    if abs(value) > largest:
+        raise ValueError(f"{name} must be at most {largest:.3g} in size, what {where} ({dtype_name(dtype)}) can hold; "
+                         f"got {value!r}")
 
 
 def _bounds(above, at_least, at_most) -> str:

@@ -62,6 +62,10 @@ REFUSED = {
     "train_head_scales start 0.5 with the clamp": (
         lambda: train_head_scales(model(), default_corpus(), length=16, start=0.5, steps=2, progress=False),
         ["start must be a finite number >= 1", "clamp=False", "got 0.5"]),
+    "train_head_scales, a start float32 cannot hold": (
+        lambda: train_head_scales(model(), default_corpus(), length=16, start=1e39, clamp=False, steps=2,
+                                  progress=False),
+        ["start must be at most 3.4e+38 in size", "model.temperature (float32)", "got 1e+39"]),
     "uniform search, a lambda float32 cannot hold": (
         lambda: uniform_temperature_search(model(), default_corpus(), 16, [1.0, 1e39], seed=0),
         ["each lambda of grid", "float32", "got 1e+39"]),
