@@ -176,20 +176,24 @@ except ImportError:  # Windows: by age alone
 def save_atomic(payload: dict, path: Path) -> None:
     """Write ``payload`` (with "state" and "history") and their checksum to a temporary file in
     the same folder, then rename: a reader never sees half a file, and can tell a corrupted one.
-    While it writes, it holds a lock on the temporary file (where the system has file locks): a
-    temporary file that no process holds is a save that was killed (prepare_cache removes it).
+    While it writes, it holds a lock on the temporary file (where the system and the file system
+    have file locks): a temporary file that no process holds is a save that was killed
+    (prepare_cache removes it); one that cannot be locked is told by its age (_is_killed_save).
 
     A disk that fills up raises OSError, or torch.save's RuntimeError ("unexpected pos",
     "basic_ios::clear"): see save_problem."""
     payload = {**payload, "sha256": _checksum(payload)}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=TMP_SUFFIX)
-    if fcntl is None:  # and Windows renames no file that is open
-        os.close(fd)
-        fd = None
-    else:
-        fcntl.flock(fd, fcntl.LOCK_EX)
     try:
+        if fcntl is None:  # and Windows renames no file that is open
+            os.close(fd)
+            fd = None
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:  # a file system without locks (NFS without lockd, CIFS, some FUSE): by age there
+                pass
         torch.save(payload, tmp)
         os.replace(tmp, path)
     finally:
@@ -215,14 +219,18 @@ def save_problem(path: Path, error: BaseException) -> str:
 
 def _is_killed_save(tmp: Path, now: float) -> bool:
     """A temporary file of save_atomic whose writer is gone: no process holds its lock (POSIX),
-    or, without file locks, it is older than STALE_TMP_SECONDS."""
+    or, without file locks (Windows, or a file system that has none), it is older than
+    STALE_TMP_SECONDS."""
+    stale = now - tmp.stat().st_mtime > STALE_TMP_SECONDS
     if fcntl is None:
-        return now - tmp.stat().st_mtime > STALE_TMP_SECONDS
+        return stale
     with open(tmp, "rb") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # a save in progress
             return False
+        except OSError:  # this file system has no locks (NFS without lockd, CIFS, some FUSE)
+            return stale
         return True
 
 

@@ -5,6 +5,7 @@ No silent corruption (a checkpoint loads only if it matches its checksum), no lo
 changed temporarily is restored on any exit.
 """
 
+import errno
 import os
 import signal
 import subprocess
@@ -270,6 +271,37 @@ def test_the_temporary_file_of_a_save_killed_a_moment_ago_is_removed_on_the_next
     killed.write_bytes(b"half a checkpoint")
     pretrained(gau(), TINY, progress=False)
     assert not killed.exists()
+
+
+class NoLocks:
+    """fcntl on a file system without locks (NFS without lockd, CIFS, some FUSE): flock fails."""
+    LOCK_EX, LOCK_NB = 2, 4
+
+    @staticmethod
+    def flock(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+
+def test_a_file_system_without_locks_still_saves(monkeypatch):
+    monkeypatch.setattr(minilm.cache, "fcntl", NoLocks)
+    model, history = pretrained(gau(), TINY, progress=False)   # was: 'could not save ... No locks available'
+    assert cached_path().is_file() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
+    never_train(monkeypatch)
+    again, _ = pretrained(gau(), TINY, progress=False)
+    assert same_weights(model, again)
+
+
+def test_without_locks_a_killed_save_is_told_by_its_age(monkeypatch):
+    folder = cached_path().parent
+    folder.mkdir(parents=True)
+    stale, fresh = folder / f"x.pt.killed{TMP_SUFFIX}", folder / f"y.pt.writing{TMP_SUFFIX}"
+    for path in (stale, fresh):
+        path.write_bytes(b"half a checkpoint")
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    monkeypatch.setattr(minilm.cache, "fcntl", NoLocks)
+    minilm.cache.prepare_cache(cached_path())
+    assert not stale.exists() and fresh.exists()
 
 
 def test_an_interrupted_uniform_search_restores_the_temperatures(monkeypatch):
