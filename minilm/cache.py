@@ -164,8 +164,10 @@ def resume_path(path: Path) -> Path:
     return path.with_name(path.stem + ".resume.pt")
 
 
-TMP_SUFFIX = ".minilm.tmp"  # only files named so are ever removed from the cache folder
-STALE_TMP_SECONDS = 600     # without file locks: a temporary file this old is a save that was killed
+TMP_SUFFIX = ".minilm.tmp"      # a save's temporary file: only these (and old probes) are ever removed
+PROBE_SUFFIX = ".minilm.probe"  # prepare_cache's test of the folder, never locked: not a save's
+STALE_TMP_SECONDS = 600         # without file locks: a temporary file this old is a save that was killed
+FRESH_TMP_SECONDS = 5           # never removed younger: a save may not hold its lock yet (mkstemp, then flock)
 
 try:
     import fcntl  # POSIX: a save holds a lock on its temporary file, so a killed save is told apart at once
@@ -218,12 +220,15 @@ def save_problem(path: Path, error: BaseException) -> str:
 
 
 def _is_killed_save(tmp: Path, now: float) -> bool:
-    """A temporary file of save_atomic whose writer is gone: no process holds its lock (POSIX),
-    or, without file locks (Windows, or a file system that has none), it is older than
-    STALE_TMP_SECONDS."""
-    stale = now - tmp.stat().st_mtime > STALE_TMP_SECONDS
+    """A temporary file of save_atomic whose writer is gone: no process holds its lock (POSIX) and
+    it is older than FRESH_TMP_SECONDS, or, without file locks (Windows, or a file system that has
+    none), it is older than STALE_TMP_SECONDS."""
+    age = now - tmp.stat().st_mtime
+    stale = age > STALE_TMP_SECONDS
     if fcntl is None:
         return stale
+    if age <= FRESH_TMP_SECONDS:  # maybe a save that has not yet locked the file it just made
+        return False
     with open(tmp, "rb") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -241,7 +246,7 @@ def prepare_cache(path: Path, fix: str = "set MINILM_CACHE to a writable folder,
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix="probe.", suffix=TMP_SUFFIX)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix="probe.", suffix=PROBE_SUFFIX)
         os.close(fd)
         os.remove(probe)
     except OSError as error:
@@ -255,6 +260,12 @@ def prepare_cache(path: Path, fix: str = "set MINILM_CACHE to a writable folder,
             if _is_killed_save(tmp, now):
                 tmp.unlink()
         except OSError:  # another process removed or renamed it first
+            pass
+    for probe in folder.glob("probe.*" + PROBE_SUFFIX):  # a probe lives a moment: an old one was killed
+        try:
+            if now - probe.stat().st_mtime > STALE_TMP_SECONDS:
+                probe.unlink()
+        except OSError:
             pass
 
 

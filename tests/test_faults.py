@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from contextlib import contextmanager
@@ -267,10 +268,36 @@ def writing(path):
 def test_the_temporary_file_of_a_save_killed_a_moment_ago_is_removed_on_the_next_run():
     folder = cached_path().parent
     folder.mkdir(parents=True)
-    killed = folder / f"{cached_path().name}.resume.pt.abcd1234{TMP_SUFFIX}"   # as SIGKILL leaves it, just now
+    killed = folder / f"{cached_path().name}.resume.pt.abcd1234{TMP_SUFFIX}"   # as SIGKILL leaves it
     killed.write_bytes(b"half a checkpoint")
+    moment_ago = time.time() - 2 * minilm.cache.FRESH_TMP_SECONDS   # seconds, not STALE_TMP_SECONDS: unlocked
+    os.utime(killed, (moment_ago, moment_ago))
     pretrained(gau(), TINY, progress=False)
     assert not killed.exists()
+
+
+def rival_prepares_the_cache_after_each_mkstemp(monkeypatch) -> list:
+    """Another process's prepare_cache runs right after each file this one creates in the cache folder
+    (side-by-side workers prepare the cache together): returns, for each such file, whether it survived."""
+    original, survived = tempfile.mkstemp, []
+
+    def mkstemp(*args, **kwargs):
+        fd, name = original(*args, **kwargs)
+        if not survived or survived[-1] is not None:  # not within the rival's own call
+            survived.append(None)
+            minilm.cache.prepare_cache(cached_path().with_name("rival.pt"))
+            survived[-1] = os.path.exists(name)
+        return fd, name
+
+    monkeypatch.setattr(minilm.cache.tempfile, "mkstemp", mkstemp)
+    return survived
+
+
+def test_side_by_side_preparing_of_the_cache_keeps_each_others_files(monkeypatch):
+    survived = rival_prepares_the_cache_after_each_mkstemp(monkeypatch)
+    pretrained(gau(), TINY, progress=False)  # was: 'cannot write to the cache folder (No such file ...)'
+    assert survived == [True, True], survived  # the probe, and the save before it holds its lock
+    assert cached_path().is_file()
 
 
 class NoLocks:
