@@ -323,17 +323,82 @@ for seed in P.seeds:
 # about its size, on the seeds we ran.
 
 # %% [markdown]
+# ## Takeaways
+#
+# - A GAU is a gated feed-forward layer whose values are first mixed across positions by one
+#   attention matrix, $A = \mathrm{relu}^2(QK^\top/\sqrt{s})/n$; our from-scratch version matched
+#   `minilm` to $4.5 \times 10^{-8}$.
+# - Two GAUs are about one Transformer layer in size (here the GAU model had 17% more parameters),
+#   and on this corpus the tiny GAU learned at least as well: 1.469 and 1.472 nats against 1.537 and
+#   1.532 for the Transformer in the stored run, lower on both seeds.
+# - relu² attention needs its query and key scales to start near 1: with FLASH's start (std 0.02)
+#   the GAU ended at 2.208 and 1.900 nats instead of about 1.47.
+#
 # ## Check your understanding
 #
 # 1. Which of $U$, $V$, $Z$, $A$ depend on more than one position? What does that say
 #    about where a change of sequence length can affect a GAU?
+#
+#    <details><summary>Answer</summary>
+#
+#    $U$, $V$ and $Z$ (and so $Q$ and $K$) are computed one position at a time: a linear map and a
+#    silu of one row of $X$. Only $A$ mixes positions, and with it $AV$ and the output. So a change
+#    of length can reach a GAU only through $A$: how many keys each row has, the positions RoPE
+#    gives them, and the divisor $n$. That is why the rest of the course is about $A$.
+#
+#    </details>
+#
 # 2. A GAU has one attention head. What part of the layer lets different channels use
 #    the attended information differently?
+#
+#    <details><summary>Answer</summary>
+#
+#    The gate $U$. The output is $(U \odot AV)\,W_o$: each of the $e = 2d$ channels has its own gate
+#    value at each position, so channel $c$ lets through as much of the attended value $(AV)_{ic}$
+#    as $U_{ic}$ says. A multi-head layer gets that variety from several attention matrices; a GAU
+#    gets it from one matrix and a per-channel, per-position gate.
+#
+#    </details>
+#
 # 3. Why is $\mathrm{relu}^2$ divided by a number at all? What would happen to the size of
 #    $A V$ as $T$ grows if it were not?
+#
+#    <details><summary>Answer</summary>
+#
+#    Because relu² weights are not normalised: a row's weights add up to whatever the scores give.
+#    Without a divisor, $\sum_j \mathrm{relu}^2(s_{ij})$ grows with the number of keys the row sees
+#    (about like $T$ if far keys keep some weight), so $AV$ would grow with $T$ and the next layer
+#    would get inputs whose size depends on the length. Dividing by $n$ keeps $AV$ at a fixed size;
+#    *which* $n$ is the question of lessons 2 and 3.
+#
+#    </details>
+#
 # 4. With $\gamma \sim \mathcal{N}(0, 0.02)$, roughly how large is a score $q \cdot k / \sqrt{s}$
 #    at the start, and its $\mathrm{relu}^2$? Why does that make learning slow?
+#
+#    <details><summary>Answer</summary>
+#
+#    $\beta$ starts at 0 and $z$ has entries of order 1, so $q_c \approx 0.02\,z_c$ and
+#    $k_c \approx 0.02\,z_c$. A score sums $s$ products of size about $0.02^2 = 4 \times 10^{-4}$:
+#    at most about
+#    $s \cdot 4 \times 10^{-4}/\sqrt{s} = 4 \times 10^{-4}\sqrt{s} \approx 3 \times 10^{-3}$ for
+#    $s = 64$, and its relu² about $10^{-5}$ (then divided by $n$). So $A \approx 0$: the attention
+#    path carries almost nothing, and its gradient is tiny too (the derivative of
+#    $\mathrm{relu}^2(x)$ is $2x \approx 0$). The model learns as if it had no attention until the
+#    scales grow, which takes many steps.
+#
+#    </details>
+#
 # 5. Two GAUs per Transformer layer: redo the parameter count for $s = 128$, $d = 768$.
+#
+#    <details><summary>Answer</summary>
+#
+#    A GAU: $6d^2 + ds + 4s = 6 \cdot 589{,}824 + 98{,}304 + 512 = 3{,}637{,}760$ weights. A
+#    Transformer layer: $12d^2 = 7{,}077{,}888$. Two GAUs have $7{,}275{,}520$, 2.8% more than one
+#    Transformer layer; one Transformer layer is 1.95 GAUs. (At this size $ds$ is small next to
+#    $6d^2$, so the ratio is close to $12/6 = 2$.)
+#
+#    </details>
 #
 # **Exercise:** `exercises/01_gau.ipynb` — write $\mathrm{relu}^2$ attention with fixed,
 # length and row `n`, and RoPE, and check them against `minilm`.

@@ -265,18 +265,83 @@ for seed in P.seeds:
 # better choice whenever fine-tuning is short or absent.
 
 # %% [markdown]
+# ## Takeaways
+#
+# - In a causal model, keeping $n$ fixed is right by construction: a short sequence is a prefix of a
+#   training sequence, so its logits are exactly the first $T$ of the long run (difference 0.0).
+#   With $n$ = length every weight is $L/T$ times too large (2.97 and 2.70 nats at $L/8$ against
+#   1.67 in the stored run).
+# - In Su's bidirectional setting, fixed $n$ is far ahead zero-shot (at $T = 32$: 57.9 and 57.8% MLM
+#   accuracy against 42.0 and 47.0%) and still ahead after 50 fine-tuning steps, by 0.05-0.08 nats.
+# - After 300 steps the two tie (within 0.01 nats): fixed $n$ is the better choice when fine-tuning
+#   is short or absent; given more steps, a tiny model re-learns the scale of its attention.
+#
 # ## Check your understanding
 #
 # 1. In the causal model, why is "n fixed at a shorter length" exactly the same computation
 #    as the training run, row by row? Would it still be if the model were bidirectional?
+#
+#    <details><summary>Answer</summary>
+#
+#    Row $i$ of a causal model sees keys $1..i$ only, and with $n$ fixed divides by the same $L$ as
+#    in training. A length-$T$ sequence is the first $T$ positions of a length-$L$ one, so each row
+#    has the same keys, the same scores and the same divisor, and computes the same output (the cell
+#    printed a maximum difference of 0.0). In a bidirectional model it would not be: every row sees
+#    all $T$ keys of its sequence, so a shorter sequence removes terms from *every* row, and the row
+#    sums are smaller than in training even with $n$ fixed. That is why Part B is needed.
+#
+#    </details>
+#
 # 2. With n = length at $T = L/8$, by what factor is every attention weight larger than in
 #    training? Where in the GAU does that factor go?
+#
+#    <details><summary>Answer</summary>
+#
+#    Training divided by $L$; at $T = L/8$, $n$ = length divides by $L/8$, so every weight is
+#    $L/T = 8$ times larger. The factor goes into $AV$: the attended value, and so $U \odot AV$ and
+#    the update the block adds to the residual stream, are 8 times larger than anything the later
+#    layers saw in training. In the stored run that cost 2.97 and 2.70 nats against 1.67.
+#
+#    </details>
+#
 # 3. `n = "row"` divides row $i$ by $i+1$. Why is that wrong for a model trained with n fixed,
 #    even at the training length? Which model would it be right for?
+#
+#    <details><summary>Answer</summary>
+#
+#    The model learned its weights while every row was divided by $L$. Dividing row $i$ by $i + 1$
+#    makes it $L/(i+1)$ times larger than in training, up to 64 times for the first row, even when
+#    $T = L$; only the last row is unchanged. So it is wrong at every length (2.08 and 1.97 nats at
+#    $L$ against 1.46 and 1.47 in the stored run). It is right for a model *trained* with $n$ = row,
+#    which learned its weights with that divisor.
+#
+#    </details>
+#
 # 4. After 300 fine-tuning steps the two choices tie here. Name two things about Su's
 #    setting that could keep the gap open.
+#
+#    <details><summary>Answer</summary>
+#
+#    Any two of these (the lesson's closing section): Su's model was pretrained for a long time at
+#    one length, so many layers are tuned to the size of $AV$ and take long to re-tune; downstream
+#    fine-tuning runs are short compared with pretraining; the jump is bigger (from 512 to short
+#    sentences, against our 4x); and the fine-tuning tasks differ from the pretraining task, so the
+#    model has other things to learn in the same steps.
+#
+#    </details>
+#
 # 5. Softmax divides each row by its own sum $Z_i$. If $Z_i$ grew like $n$, which of the two
 #    choices would softmax behave like? Lesson 3 measures how $Z_i$ really grows.
+#
+#    <details><summary>Answer</summary>
+#
+#    If $Z_i$ grew like $n$, dividing by $Z_i$ would be like dividing by the number of keys: softmax
+#    would behave like $n$ = length (in a causal model, $n$ = row), with the same trouble when the
+#    length changes. Lesson 3 measures that trained $Z_i$ grows far more slowly than $n$ (an
+#    exponent of 0.05-0.17 instead of 1), so softmax behaves like fixed $n$, and that is why it
+#    transfers.
+#
+#    </details>
 #
 # **Exercise:** `exercises/02_fixed_or_dynamic_n.ipynb` — implement the three divisors and
 # the prefix check yourself.

@@ -277,18 +277,86 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]   # demonstration;
 # weights on far keys add up, which is why extrapolation needs more than interpolation.
 
 # %% [markdown]
+# ## Takeaways
+#
+# - Trained attention is sparse and local: a query uses a handful of keys (3-12 effective keys out
+#   of 128 in the masked GAUs, 3.8 out of 64 on average in the causal Transformer), so the
+#   normaliser $Z_i$ hardly grows with $n$ (a growth exponent of 0.05-0.17, where $O(n)$ would be
+#   1).
+# - That sparsity is learned: an untrained model spreads its attention evenly (exponents 0.93-1.01,
+#   about $n$ effective keys), the one case where $n$ = length would be the right divisor.
+# - So a constant is the right stand-in for $Z_i$: at $T = L/4$ the true normaliser shrank by 7-22%
+#   in the stored run, where $n$ = length shrinks the divisor by 75%. RoPE's long-range decay (the
+#   bound falls from 16.5 at distance 0 to 4.7 at 128) helps keep attention local.
+#
 # ## Check your understanding
 #
 # 1. Why does adding a constant to every score of a row not change softmax attention, and
 #    why does that make the absolute size of $Z_i$ meaningless but its growth meaningful?
+#
+#    <details><summary>Answer</summary>
+#
+#    $e^{s_{ij} + c} = e^{c} e^{s_{ij}}$: the numerator and $Z_i$ both get the factor $e^{c}$, which
+#    cancels, so every $a_{ij}$ is unchanged. A model can therefore put $Z_i$ at any level (the
+#    constant shifts $\log Z_i$ by $c$), and the level tells us nothing. The growth does: comparing
+#    $Z_i$ at two lengths for the same row, $Z_i(n)/Z_i(n')$, the constant cancels, and what is left
+#    says how much weight the added keys take. That is why the lesson fits the exponent $b$ of
+#    $Z \approx c\,n^b$ and not its level.
+#
+#    </details>
+#
 # 2. An untrained model has $Z_i \propto n$. For that model, which of "n fixed" and
 #    "n = length" would be right? What changed during training?
+#
+#    <details><summary>Answer</summary>
+#
+#    With $Z_i \propto n$ every key gets about $1/n$: attention is nearly uniform, and the row sum
+#    really does scale with the number of keys, so "n = length" would keep every row the size it had
+#    in training and "n fixed" would not. Training concentrated attention on a few nearby keys (3-12
+#    effective keys out of 128 instead of about 128), so the sum stopped growing with $n$ and the
+#    right divisor became a constant.
+#
+#    </details>
+#
 # 3. Effective keys grow with exponent 0.2-0.3 in the first layer. If that continued, how
 #    many keys would a query use at $n = 8L$? Would the normaliser stay roughly constant?
+#
+#    <details><summary>Answer</summary>
+#
+#    Effective keys grow like $8^b$ from $L$ to $8L$. For the softmax GAU, seed 0, layer 0 (7.3 keys
+#    at $n = 128$, exponent 0.21): $7.3 \cdot 8^{0.21} \approx 7.3 \cdot 1.55 \approx 11$ keys; at
+#    an exponent of 0.3 from 9.6 keys (relu², seed 0, layer 0): $9.6 \cdot 1.87 \approx 18$. Either
+#    way a tiny share of 1024 keys. The $Z$ exponents (0.05-0.17) give $8^{0.05} \approx 1.11$ to
+#    $8^{0.17} \approx 1.42$: $Z_i$ would grow by 11-42% for 8 times more keys, roughly constant.
+#    But this extrapolates a fit made up to $L$; past the training length the model meets distances
+#    and positions it never saw (lesson 5), and the fit need not hold.
+#
+#    </details>
+#
 # 4. relu² can set terms to exactly 0; softmax cannot. Which one would you expect to have
 #    the flatter $Z_i$ at very long lengths, and why?
+#
+#    <details><summary>Answer</summary>
+#
+#    Expected: relu². A negative score gives exactly 0, so keys the query does not want add nothing
+#    to its sum however many there are; softmax gives every key $e^{s_{ij}} > 0$, and at very long
+#    lengths a huge number of small terms adds up, roughly in proportion to $n$. Up to $n = 128$ the
+#    stored run shows the opposite (relu² exponents 0.09-0.17, softmax 0.05-0.09): at short lengths
+#    what each model learned matters more than the tail, and the argument is about very long rows.
+#
+#    </details>
+#
 # 5. The RoPE bound depends only on distance. Why does it help a model trained with
 #    $n$ fixed to be moved to shorter sequences?
+#
+#    <details><summary>Answer</summary>
+#
+#    Moving a model to shorter sequences removes keys, and in a bidirectional model the keys a row
+#    loses are mostly far ones. The bound says far keys can only get small scores, so they
+#    contributed little to the row's sum in training. Dropping them barely changes the sum, so the
+#    divisor fixed in training stays about right: RoPE's decay makes "$Z_i = O(k)$" truer.
+#
+#    </details>
 #
 # **Exercise:** `exercises/03_why_normaliser.ipynb` — compute attention entropy per head
 # and the normaliser $Z_i$ yourself, and fit the growth exponent.

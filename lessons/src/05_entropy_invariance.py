@@ -740,23 +740,109 @@ torch.set_num_threads(threads_before)
 # | critical scaling $\beta = \gamma \log n$, regular simplex of tokens | Chen et al. (ICLR 2026, arXiv:2510.05554), not Su: proved, $\gamma_c = 1/(1-\rho)$ | simulated without training: $1/(1-\rho)$ to four decimals at $n = 16384$ for four $\rho$; almost simplex 8.8% higher (dim 64), no identity phase up to $\gamma = 4$ (dim 16) |
 
 # %% [markdown]
+# ## Takeaways
+#
+# - Past the training length a row's attention spreads out (its entropy grows like $\log n$);
+#   multiplying the logits by $\log_L n$ holds it much better: from $L$ to $16L$ the entropy rose by
+#   1.8-2.2 nats without the factor and by 0.70-0.75 with it.
+# - In our tiny masked LM the factor bought far less accuracy than in Su's test: nothing measurable
+#   at $2L$, +1.2 to +1.9 points at $4L$-$8L$ (Su: +4.6 at $2L$, +11 at $4L$); in a causal model,
+#   applied at evaluation only, it did not help (0.04 nats worse at $L$).
+# - relu² cannot take a temperature at all (homogeneity: the weights stay exactly the same), softmax
+#   can; and in Chen et al.'s simplex model the right scale is exactly $\gamma \log n$, where Su's
+#   $\log_L n$ holds the critical row's self-weight to within 0.3%.
+#
 # ## Check your understanding
 #
 # 1. Where in the derivation did we assume that the scores are "dominated by the largest
 #    ones"? What happens to the argument for a row that is almost uniform?
+#
+#    <details><summary>Answer</summary>
+#
+#    In the step "the last two terms behave like $-\lambda c$": for a row dominated by its largest
+#    scores, sharpening moves weight onto them and lowers the entropy in proportion to $\lambda$.
+#    For an almost uniform row (all $s_j$ close to their mean $\bar s$),
+#    $\log \mathbb{E}[e^{\lambda s}] \approx \lambda \bar s$ and $\mathbb{E}_a[s] \approx \bar s$,
+#    so the two terms nearly cancel for any moderate $\lambda$ and $H \approx \log n$: there is
+#    nothing to sharpen, and holding the entropy would take a huge $\lambda$ (for Gaussian scores of
+#    small $\sigma$, the aside's $-\lambda^2\sigma^2/2$ asks for $\lambda$ of order
+#    $\sqrt{\log n}/\sigma$). The $\log n$ rule is for peaked rows.
+#
+#    </details>
+#
 # 2. Why is training with `logn_base=L` at the single training length $L$ the same as
 #    training without it? What would you have to change for the factor to matter in training?
+#
+#    <details><summary>Answer</summary>
+#
+#    The factor is $\log n_i / \log L$, with $n_i$ the number of keys row $i$ sees. In a
+#    bidirectional model trained at the single length $L$, every row sees $n_i = L$, so the factor
+#    is exactly $\log L / \log L = 1$ in every training step: the same computation as without it.
+#    For it to matter in training, $n_i$ must vary: train on several lengths (mixed-length batches,
+#    as in lesson 4), or use a causal model, where $n_i = i + 1$ varies within every sequence
+#    (lesson 8 trains such a model).
+#
+#    </details>
+#
 # 3. The factor is $< 1$ for $n < L$. What does it do to the first positions of a causal
 #    model, and could that hurt?
+#
+#    <details><summary>Answer</summary>
+#
+#    In a causal model row $i$ sees $n_i = i + 1$ keys, so for $i + 1 < L$ the factor is below 1 (0
+#    for the first row, $\log 8/\log 64 = 0.5$ at $i + 1 = 8$): it flattens rows the model learned
+#    to be sharp. It does hurt a model trained without it: at $L$ the causal loss rose by 0.04 nats
+#    on both seeds (1.541 to 1.582 and 1.545 to 1.585). Only a model trained with the factor could
+#    adapt to it.
+#
+#    </details>
+#
 # 4. Entropy rose far less with the factor, yet accuracy at $16L$ still collapsed. Give
 #    a reason that has nothing to do with entropy.
+#
+#    <details><summary>Answer</summary>
+#
+#    RoPE. Past $L$ the distances between queries and keys exceed any seen in training, so RoPE
+#    turns the query and key by angles the model never met: the scores themselves are wrong. Holding
+#    the entropy then only concentrates weight on the wrong keys, and no temperature fixes wrong
+#    scores. (The rest of the model also sees inputs outside its training range.) Accuracy at $16L$
+#    fell to 19-22% against 60-62% at $L$, with or without the factor.
+#
+#    </details>
+#
 # 5. Show that $f(x) = e^{x}$ is not positively homogeneous, and compute how a temperature
 #    changes the ratio $f(\lambda a)/f(\lambda b)$ for two scores $a > b$.
+#
+#    <details><summary>Answer</summary>
+#
+#    If $e^x$ were positively homogeneous of some degree $p$, then $e^{\lambda x} = \lambda^p e^x$
+#    for all $\lambda > 0$. At $x = 0$ that says $1 = \lambda^p$, so $p = 0$; but then
+#    $e^{\lambda x} = e^x$ for every $\lambda$, false for $x \neq 0$. So no $p$ works. The ratio is
+#    $e^{\lambda a}/e^{\lambda b} = e^{\lambda(a-b)} = (e^{a-b})^{\lambda}$: the ratio at
+#    $\lambda = 1$ raised to the power $\lambda$. For $a > b$ it grows without bound as $\lambda$
+#    grows and tends to 1 (uniform) as $\lambda \to 0$; with $a - b = 1$ it is $e \approx 2.72$ at
+#    $\lambda = 1$ and $e^2 \approx 7.39$ at $\lambda = 2$.
+#
+#    </details>
+#
 # 6. In the simplex model, holding a row's self-weight takes a $\beta$ that grows by about
 #    $\log 2/(1-\rho)$ each time $n$ doubles, whatever the row. Su's rule multiplies $\beta$ by
 #    $\log_L n$ instead. For which row do the two agree? What does Su's rule do to a row that has
 #    self-weight 0.9 at $L$, and what would the same mean for a head that is sharp at its training
 #    length?
+#
+#    <details><summary>Answer</summary>
+#
+#    Su's rule adds $\beta(L) \log 2/\log L$ per doubling; the simplex needs $\log 2/(1-\rho)$. They
+#    agree when $\beta(L)(1-\rho) = \log L$: the row that sits at the critical point,
+#    $\gamma = 1/(1-\rho)$, at $L$ (self-weight about 1/2: 0.5039 at $n = 64$), which Su's rule
+#    holds to within 0.3% (a ratio of 2.3333 against the 2.3371 needed at $n = 16384$). A row at 0.9
+#    has a larger $\beta(L)$, so Su's rule gives it more $\beta$ per doubling than it needs and
+#    pushes it deeper into the identity phase: 0.9939 at $n = 16384$ (holding it would take
+#    $c = 0.158$, not 0.240). For a head that is sharp at its training length, that means Su's rule
+#    would make it sharper still at long lengths, more than it needs.
+#
+#    </details>
 #
 # **Exercise:** `exercises/05_entropy_invariance.ipynb` — implement the log n factor and
 # entropy-invariant attention, and check them against `minilm`; Task 3 derives and codes the

@@ -274,17 +274,94 @@ for seed in P.seeds:
 # | position in a causal NoPE | implicit, through the causal mask (shown before by Haviv et al. 2022, Chi et al. 2023) | linear probe $R^2$ 0.39-0.48 at the best layer (untrained: up to 0.27; bidirectional: below 0; RoPE: about 0) |
 
 # %% [markdown]
+# ## Takeaways
+#
+# - A causal Transformer with no position encoding still knows where it is: a linear probe reads the
+#   position from the trained NoPE models with $R^2$ 0.39-0.48, and from an untrained one with up to
+#   0.27, because the causal mask makes row $i$ average over $i + 1$ values; a bidirectional NoPE
+#   model gives nothing (below 0).
+# - Past the training length RoPE breaks at once (over $L..2L$ its loss rises 1.48-1.62 nats above
+#   its in-range level) while NoPE degrades gently (0.28-0.35), although NoPE is about 0.2 nats
+#   worse in range; the extension ratio (1.0 for all four) cannot tell them apart at $L = 32$.
+# - Far past $L$, NoPE's attention spreads out faster than even uniform attention's entropy would
+#   grow (a mean rise of 2.40 and 2.47 nats against 2.06): the paper's attention distraction. It
+#   goes with the rising loss, but a correlation alone (0.95-0.96, as high as position's own) cannot
+#   show that it causes it.
+#
 # ## Check your understanding
 #
 # 1. In an untrained causal NoPE model, which quantity at position $i$ depends on $i$ even if
 #    all tokens were identical? Why does that fail for a bidirectional model?
+#
+#    <details><summary>Answer</summary>
+#
+#    The number of keys row $i$ averages over, $i + 1$: with identical tokens, uniform attention
+#    gives each key the weight $1/(i+1)$ and the row an entropy of $\log(i+1)$. With real, different
+#    tokens that count shows in the output: an average of $i + 1$ values has a spread that shrinks
+#    like $1/(i+1)$, so the size and shape of the attention output change with $i$ (Chi et al.
+#    2023). In a bidirectional model every row sees the same $T$ keys, so that count is the same for
+#    every position, and without a position encoding the model is permutation-equivariant: nothing
+#    but the content can reveal a position.
+#
+#    </details>
+#
 # 2. RoPE is better in range and worse out of range. Give one reason for each.
+#
+#    <details><summary>Answer</summary>
+#
+#    In range: RoPE gives every score the relative position directly, so the model does not have to
+#    work it out (its probe $R^2$ is about 0: it stores no absolute position at all); NoPE must
+#    recover position from the mask, which costs capacity and training (0.18 and 0.22 nats worse in
+#    range). Out of range: past $L$ RoPE sees relative distances it never saw, rotations that
+#    produce scores from outside its training, and fails at once; NoPE's inputs past $L$ only have
+#    more keys and later positions, which change things gradually.
+#
+#    </details>
+#
 # 3. The extension ratio depends on the margin and bucket size. Recompute it for a margin of
 #    0.05 and 0.2 nats (the cell is a one-liner). At 0.1 nats both ratios are 1.0; does either margin separate NoPE from RoPE?
+#
+#    <details><summary>Answer</summary>
+#
+#    With `minilm.extension_ratio(loss, L, margin=m)` on the stored curves. A margin of 0.05 cannot
+#    help: a smaller margin is crossed at the same bucket or earlier, and at 0.1 all four ratios
+#    already sit at the floor, 1.0. A margin of 0.2 might: over $L..2L$ RoPE's loss rises by
+#    1.48-1.62 nats and NoPE's by 0.28-0.35, so NoPE's first buckets past $L$ may stay under 0.2
+#    while RoPE's surely do not. Run it and see. Either way, a ratio that changes its verdict with
+#    the margin is a fragile measure; lesson 10's rise with an interval separates the two robustly.
+#
+#    </details>
+#
 # 4. Entropy rises and loss rises together. Propose an experiment that would show the first
 #    *causes* the second, not just goes with it.
+#
+#    <details><summary>Answer</summary>
+#
+#    Intervene on the entropy while keeping everything else fixed, then watch the loss. Far past
+#    $L$, lower the entropy with a temperature $\lambda > 1$ on the same sequences and positions
+#    (position can no longer be the confound): if the loss falls as the entropy falls, the spreading
+#    is at least part of the cause; if the entropy falls and the loss does not, it is a symptom. In
+#    range, raise the entropy with $\lambda < 1$: the loss should rise if the same mechanism is at
+#    work. Sharpening only the layers whose entropy rose fastest against only the others says which
+#    heads carry it. Lesson 7 does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 12 the
+#    last.
+#
+#    </details>
+#
 # 5. Why does uniform attention over $i+1$ tokens have entropy $\log(i+1)$, and how far below
 #    that line are the trained heads?
+#
+#    <details><summary>Answer</summary>
+#
+#    Uniform attention gives each of the $i + 1$ keys $1/(i+1)$, so
+#    $H = -\sum_j \frac{1}{i+1} \log\frac{1}{i+1} = \log(i+1)$, the largest entropy a row over
+#    $i + 1$ keys can have. The trained heads sit well below that line in range (the left plot). For
+#    scale, lesson 3 found that lesson 1's causal Transformer used 3.8 effective keys at $n = 64$,
+#    an entropy of about $\ln 3.8 \approx 1.3$ nats against $\ln 64 \approx 4.2$ for uniform
+#    attention. Far past $L$ the upper layers of NoPE close in on the line: their entropy rises
+#    2.6-3.4 nats where the line rises 2.06.
+#
+#    </details>
 #
 # **Exercise:** `exercises/06_nope.ipynb` — write attention entropy per head, and a
 # position probe, and check them against `minilm`.

@@ -236,18 +236,82 @@ for seed in P.seeds:
 # | 12 | clamp and start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | 5 seeds: the start at 1 costs 0.09 after 10 steps in lesson 12's stored run (not resolved on every machine), at most a few hundredths from 50; no clamp costs nothing at any budget |
 
 # %% [markdown]
+# ## Takeaways
+#
+# - Every length rule in use multiplies the logits by about $1 + c \ln s$, $s$ the length ratio:
+#   Su's $c = 1/\ln L$, Qwen's about 0.13, YaRN's about 0.2, the NoPE fit's 0.397, and Llama 4's
+#   stepped 0.1.
+# - On lesson 6's NoPE model, the NoPE rule used as one $\lambda$ per length is as good as a
+#   searched $\lambda$ (within 0.005 nats at 4x-8x), head scaling is the best at its target length,
+#   and Su's rule applied to a model trained without it hurts in range (by 0.04 and 0.09 nats).
+# - A model trained from scratch with a learned per-head $s_h \log n$ (Scalable-Softmax style)
+#   showed no difference from plain NoPE that two seeds can resolve, and stayed 0.165-0.263 nats
+#   behind a searched $\lambda$ at 4x.
+#
 # ## Check your understanding
 #
 # 1. Show that $\log_L n = 1 + \ln s / \ln L$. What is $c$ for $L = 32$, our training length?
 #    Is that larger or smaller than the NoPE fit, and what does the difference mean?
+#
+#    <details><summary>Answer</summary>
+#
+#    $\log_L n = \ln n/\ln L = \ln(sL)/\ln L = (\ln s + \ln L)/\ln L = 1 + \ln s/\ln L$, so
+#    $c = 1/\ln L$; for $L = 32$, $c = 1/\ln 32 \approx 0.29$. That is smaller than the NoPE fit
+#    (0.397) and lesson 7's per-length fit (0.407): Su's rule sharpens less than this NoPE model
+#    wants for its text loss (at 8x it gives $1 + 0.29 \ln 8 \approx 1.60$, where the best $\lambda$
+#    was 1.8-1.9). And because $c = 1/\ln L$, the longer the training length, the gentler Su's rule.
+#
+#    </details>
+#
 # 2. Su's rule at evaluation multiplies the first rows of a causal model by less than 1.
 #    How does the learned model avoid being hurt by that?
+#
+#    <details><summary>Answer</summary>
+#
+#    It was trained with the factor on. Every training sequence has rows with $n_i = 1 \dots L$, so
+#    its weights (and its $t_h$) learned to give those early rows the sharpness they need *under*
+#    the factor; nothing about them is new at evaluation. In range it was 0.016 and 0.043 nats below
+#    plain NoPE, where Su's rule applied to a model trained without it was 0.04 and 0.09 above.
+#
+#    </details>
+#
 # 3. Llama 4 applies its factor in steps of 8192 tokens. Why might a step function be
 #    preferable to a smooth $\log$ in a production model?
+#
+#    <details><summary>Answer</summary>
+#
+#    Possible reasons (Llama 4's code does not say, and we did not measure): the factor is exactly 1
+#    for every position below 8192, so the model's behaviour at short contexts, most of its training
+#    and use, is untouched; it changes rarely, so all queries within a block of 8192 positions use
+#    the same scale and behave alike; and it is cheap and easy to reason about (an integer division
+#    and a lookup).
+#
+#    </details>
+#
 # 4. YaRN's factor is about $1 + 0.2 \ln s$, half the NoPE fit. Why might a RoPE model need
 #    less sharpening than a NoPE model?
+#
+#    <details><summary>Answer</summary>
+#
+#    A RoPE model's failure past $L$ is mostly unseen rotations, not distraction (lessons 5 and 11:
+#    a temperature does little for RoPE), and YaRN first remaps the frequencies so that distances
+#    stay in the range the model knows. RoPE also has a distance decay (lesson 3) that damps far
+#    keys, so a RoPE row's normaliser grows less with length. A NoPE row has no such decay: every
+#    added key competes like a near one, so it needs more sharpening.
+#
+#    </details>
+#
 # 5. Which of the six methods in the plot need no training at the new length? Which need
 #    any training at all?
+#
+#    <details><summary>Answer</summary>
+#
+#    No training at the new length: plain, Su's rule at evaluation, the NoPE fit, and the learned
+#    $s_h \log n$ (trained only at $L$). The best uniform $\lambda$ needs no gradient step but a
+#    search on data at the new length. Training beyond ordinary pretraining: head scaling (16
+#    numbers at $4L$) and the learned $s_h \log n$ (pretrained from scratch with its factor).
+#
+#    </details>
 #
 # **Exercise:** `exercises/08_one_idea.ipynb` — implement each rule's multiplier and a
 # learned per-head log n factor, and check them against `minilm`.

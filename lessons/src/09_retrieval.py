@@ -292,15 +292,73 @@ print("head scaling minus lambda = 1 at 8L (read, not asserted): "
 # | uniform $\lambda$ | about 1.2 / 1.5 / 1.8 at 2x / 4x / 8x (section 2.4, on perplexity) | best for retrieval 1.0 / 1.0 / 1.2 and 1.0 / 1.4 / 1.8; gains at 8L of 0.02 and 0.22 |
 # | head scaling | best, competitive with RoPE extensions (paper) | at 8L 0.54 / 0.46: best NoPE fix on seed 0 only, level with the best uniform $\lambda$ on the mean (0.50 against 0.49); behind fine-tuned PI and YaRN at 4L (0.71 against 0.83 and 0.87), ahead at 8L (0.50 against 0.35 and 0.43) |
 #
+# ## Takeaways
+#
+# - Trained on a retrieval task sized to fit $L = 32$ (`@` and a 3-digit key in the filler, `?` and
+#   the key at the end), both models retrieve in range (NoPE 0.92 and 0.93, RoPE 1.00 in the stored
+#   run), at a small cost in text loss.
+# - Past $L$, NoPE loses retrieval gradually (0.85, 0.64, 0.38 at $2L$, $4L$, $8L$) while RoPE
+#   collapses (0.72, 0.28, 0.09): the paper's headline, at this size from $4L$ on.
+# - Mixed into text, the fixes help NoPE only a little and differently on each seed (at $8L$ the
+#   best uniform $\lambda$ gives 0.50 and 0.49 from 0.48 and 0.27, head scaling 0.54 and 0.46);
+#   fine-tuned RoPE is the best at $4L$ (0.83-0.87) and falls below NoPE with head scaling at $8L$.
+#
 # ## Check your understanding
 #
 # 1. Exact match is scored with one forward pass. Why is that the same as greedy decoding
 #    three digits, and why would it not be for sampling with a temperature?
+#
+#    <details><summary>Answer</summary>
+#
+#    Greedy decoding takes the argmax at each step and feeds it back. If the first digit's argmax is
+#    right, the fed-back digit *is* the true one, so the next step sees exactly what the one pass
+#    with the true digits fed in computes; and as soon as one argmax is wrong, the greedy key is
+#    wrong whatever follows. So "all three argmaxes right with the true digits fed back" is exactly
+#    "greedy decoding writes the key". Sampling can write the right key even when a digit is not the
+#    argmax, and its chance of doing so is the product of the three digits' probabilities: one
+#    argmax pass does not give it (you would compute that product, or sample many times).
+#
+#    </details>
+#
 # 2. The best uniform $\lambda$ for retrieval (1.0 and 1.4 at $4L$) is lower than the best for
 #    text loss in lesson 7 (1.5-1.7 at $4L$). What does each objective reward?
+#
+#    <details><summary>Answer</summary>
+#
+#    Text loss at $sL$ rewards every position's next-character prediction, averaged over all of
+#    them, and late positions want sharper attention (lesson 10). Exact match rewards one thing:
+#    that the argmax of three digits at the end is right. A $\lambda$ that sharpens every head helps
+#    the rows that must find the needle but can also disturb the heads and rows that read the key
+#    out, and a threshold metric only moves when an argmax flips. The models differ too: these were
+#    trained on the retrieval mixture, lesson 7's on text only.
+#
+#    </details>
+#
 # 3. NoPE at $8L$ loses needles that sit late in the prompt, RoPE those far from the question.
 #    Which prompt would you build to tell the two failures apart with one model?
+#
+#    <details><summary>Answer</summary>
+#
+#    Separate the distance from the question from the absolute position. Keep the needle a fixed,
+#    short distance before the question (within $L$) and move the whole prompt later, with filler
+#    before the needle, from total length $L$ to $8L$: if exact match falls, the model fails at late
+#    positions (NoPE's pattern, read off the causal mask); if it holds, late positions are fine.
+#    Then fix the question's position and move the needle further back: if exact match falls with
+#    the distance alone, the model fails at long distances (RoPE's pattern, rotations never seen).
+#    One model, two curves: whichever falls names its failure.
+#
+#    </details>
+#
 # 4. Exercise 9 asks you to write exact match from one forward pass.
+#
+#    <details><summary>Answer</summary>
+#
+#    The solution (`solutions/09_retrieval.ipynb`) is one line: take the argmax of the logits at the
+#    last three positions, compare it with the targets there, and require all three to match:
+#    `(logits[:, -3:].argmax(-1) == y[:, -3:]).all(-1)`. The last three positions are the ones whose
+#    targets are the key's digits (the `?` and the answer's first two digits).
+#
+#    </details>
 #
 # Next, lesson 10: why retrieval is lost (attention distraction), and the paper's fit, its rule
 # applied, and extension ratios measured with error bars. Lessons 11 and 12 then isolate the fix

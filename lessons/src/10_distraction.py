@@ -368,18 +368,90 @@ for seed in P.seeds:
 # | the fit applied | position-dependent scales did not help further (paper, section 2.4) | per row, the per-position rules lower the loss past $L$ at $8L$ to 2.83-2.85 nats (from 2.94), one $\lambda$ per length to 2.62 |
 # | extension ratio | NoPE about +20%, RoPE about +10% (paper) | 1.0 for all, intervals overlap; the rise past $L$ separates them (0.3 against 1.4-1.5 nats) |
 #
+# ## Takeaways
+#
+# - The head that finds the needle is distracted past $L$: at $\lambda = 1$ its needle mass falls
+#   from 0.98 and 0.99 at $L$ to 0.70 and 0.93 at $8L$ in the stored run, its entropy rises, and a
+#   temperature gives most of its focus back (0.88 and 0.96).
+# - But in text retrieval that head's focus does not follow exact match (seed 0 regains the focus
+#   but hardly any retrieval, seed 1 the other way round): one head's mass explains little; lesson
+#   12 looks at every head.
+# - How the paper's numbers are measured matters: fitted per position the slope is 0.70 and 0.60,
+#   steeper than 0.44 and 0.37 per length, yet one $\lambda$ per length lowers the loss at $8L$ more
+#   (2.62 against 2.83-2.85 nats); and the extension ratio is 1.0 for every model, while the rise
+#   just past $L$ separates NoPE (0.29-0.34) from RoPE (1.40-1.52) without overlap.
+#
 # ## Check your understanding
 #
 # 1. On seed 0 the temperature gives the needle-finding head its focus back at $8L$ but not the
 #    retrieval. Design a measurement that finds where the answer is lost instead (hint:
 #    `needle_attention` reads the row of the question `?`; the rows of the answer's digits can
 #    be read the same way, and the key has three digits).
+#
+#    <details><summary>Answer</summary>
+#
+#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as lesson 12 does)
+#    gives, per head, the needle mass of the `?` row and of the rows of the first two answer digits,
+#    at $L$ and $8L$, with and without $\lambda$; and score each digit separately (exercise 9's
+#    Going further). If the first digit is already wrong although the `?` row's head finds the
+#    needle, the loss is after the attention (in the values it reads or in the later layers). If the
+#    first digit is right and the later ones wrong, look at the digit rows: a mass that falls with
+#    length there is distraction in another row; a mass that holds points to the read-out.
+#
+#    </details>
+#
 # 2. Lesson 12 measures the answer rows of every head, over five seeds, and finds the fix acts
 #    through many heads at once. Which of this lesson's observations does that explain?
+#
+#    <details><summary>Answer</summary>
+#
+#    That the needle-finding head's mass does not track retrieval. On seed 0 the temperature
+#    restored the head's focus (0.70 to 0.88 at $8L$) and not the retrieval (0.48 to 0.50); on seed
+#    1 retrieval gained 0.22 while the head's mass barely moved (0.93 to 0.96). If the fix acts
+#    through many heads at once, one head's focus can move without the answer, and the answer
+#    without it.
+#
+#    </details>
+#
 # 3. The per-position $a$ is about 0.25 steeper than the per-length $c$ on the same table,
 #    and applied per row it does worse than either used per length. Which would you use to set
 #    a temperature at inference, and why? What would a per-row rule have to be fitted on to
 #    deserve its name?
+#
+#    <details><summary>Answer</summary>
+#
+#    At inference, one $\lambda$ per length (searched, or the fitted $1 + c \ln s$): it lowered the
+#    loss past $L$ at $8L$ most, to 2.62 nats against 2.83-2.85 for the per-position rules applied
+#    row by row. A per-row rule that deserves its name would have to be fitted *as a schedule*:
+#    choose $a$ by the loss with $\lambda_i = 1 + a \ln(n_i/L)$ applied row by row, so that each
+#    position sees the inputs it will see at inference, not from a table in which every row was
+#    sharpened by the same $\lambda$.
+#
+#    </details>
+#
 # 4. The extension ratio of all four models is 1.000, yet their losses past $L$ differ by more
 #    than a nat. What does the ratio measure, and what would make it informative here?
+#
+#    <details><summary>Answer</summary>
+#
+#    It measures where the loss, averaged over buckets of $L/8$ positions, first rises 0.1 nats
+#    above its in-range level, divided by $L$: how long the model holds its in-range loss, not how
+#    badly it fails afterwards. At $L = 32$ a bucket is 4 positions and the first bucket past $L$ is
+#    already over the margin for all four, so every ratio sits at the floor, 1.0. It would become
+#    informative with smaller buckets (steps finer than $L/8$) or a margin the first buckets do not
+#    cross, or for models that hold their loss for a while past $L$, as the paper's did (+10-20%);
+#    here the rise over $L..2L$ with its interval is the statistic that separates the models.
+#
+#    </details>
+#
 # 5. Exercise 10 asks you to write the needle mass and the per-position fit.
+#
+#    <details><summary>Answer</summary>
+#
+#    The solutions (`solutions/10_distraction.ipynb`): the needle mass sums each row's weights over
+#    positions `needle` to `needle + 3` (the `@` and the three digits) with a mask built from
+#    `torch.arange(T)`; the per-position fit averages the loss table past $L$ in buckets, takes each
+#    bucket's best $\lambda$ and mean position $i$, and returns the no-intercept least-squares slope
+#    $a = \sum x(\lambda - 1)/\sum x^2$ with $x = \ln(i/L)$.
+#
+#    </details>

@@ -304,21 +304,101 @@ for T in (4 * L, 8 * L):
 # | $1 + 0.397 \ln s$ | the best uniform scale fitted per position (Wang et al. 2024, appendix B) | per length 0.68, per position 0.71 at $8L$; inside the interval of the best-retrieving $\lambda$ |
 # | RoPE and a temperature | (not tested by either source) | no gain at $8L$ (0.00 [-0.01, 0.02]): its failure is not distraction |
 #
+# ## Takeaways
+#
+# - With random-letter filler, distraction is the only failure left, and NoPE shows it cleanly:
+#   exact match 0.96 in range, then 0.80, 0.48, 0.15 and 0.01 at $2L$ to $16L$ (RoPE: 0.99, then
+#   0.26, 0.06, 0.02, 0.01; means of five seeds).
+# - Every temperature rule brings most of it back, with no training: at $8L$ the searched $\lambda$
+#   gives 0.69, Su's $\log_L n$ 0.70, the NoPE rule 0.68 per length and 0.71 per position (from
+#   0.15). RoPE gains nothing (0.00): its failure is unseen rotations, not distraction.
+# - The temperature that retrieves best grows with length (1.24, 1.44, 1.64 at $2L$, $4L$, $8L$),
+#   and Su's derived $\log_L n$ (1.20, 1.40, 1.60) sits within 0.04 of it.
+#
 # ## Check your understanding
 #
 # 1. Why does random-letter filler make distraction the *only* failure left past $L$? Name two
 #    failures a text filler adds (lessons 9-10 met both).
+#
+#    <details><summary>Answer</summary>
+#
+#    Random letters carry nothing to read: no `@`, `?` or digit, no words, nothing the model learned
+#    to predict or could mistake for the needle, and the model is trained on retrieval alone. So the
+#    only thing that changes past $L$ is that more filler keys compete for the answer rows'
+#    attention. A text filler adds, for example: (1) language the model reads and attends to in its
+#    own way, so attention can go to text, not just spread over it; (2) a second task, predicting
+#    the text, which fails past $L$ for its own reasons and shares the model's capacity. Lesson 10's
+#    seed 0, which found the needle and still did not retrieve, is a failure of that mixed kind.
+#
+#    </details>
+#
 # 2. The untrained model's exact match at $L$ is 0.000. What is the chance level of a 3-digit
 #    key, and why is the measured value at most that?
+#
+#    <details><summary>Answer</summary>
+#
+#    The keys run over 900 values ("one chance in 900"), so a uniform guess is right with
+#    probability $1/900 \approx 0.0011$: about 0.11 correct prompts out of the 100 scored, most
+#    likely none. An untrained model does not even guess uniformly: its greedy choice is one fixed
+#    preference (often not a digit at all), the same whatever the key, so it can only be right on
+#    the few prompts whose key happens to match it, and usually on none: 0.000 here.
+#
+#    </details>
+#
 # 3. Su's $\log_L n$ costs 0.02 in range (0.96 to 0.94). Which rows does it soften, and why do
 #    they matter for retrieval? How does the per-position rule avoid that?
+#
+#    <details><summary>Answer</summary>
+#
+#    The rows that see fewer than $L$ keys, the first $L - 1$ positions, are multiplied by
+#    $\log n_i/\log L < 1$ and softened. At $L$ every row but the last is among them, including the
+#    rows at and after the needle that build what the answer rows later read (at depth 0 the key's
+#    digits sit at positions 2-4, with factors of $\log 2/\log 32 = 0.2$ to $\log 4/\log 32 = 0.4$),
+#    and the answer rows themselves, slightly. Exact match at $L$ dropped from 0.96 to 0.94. The
+#    per-position rule multiplies a row only where $n_i > L$, so in range the model runs as trained.
+#
+#    </details>
+#
 # 4. A temperature does nothing for RoPE at $8L$ but lifts it a little at $2L$. What does RoPE
 #    still have at $2L$ that it has lost at $8L$?
+#
+#    <details><summary>Answer</summary>
+#
+#    At $2L$ many prompts still have the needle within $L$ of the question (a needle at depth 1/2 or
+#    later is at most 32 positions back): distances whose rotations RoPE has seen, so its scores for
+#    the needle are still right on some prompts, and sharpening them helps (0.26 to 0.39). At $8L$
+#    almost every needle is further away than any distance in training: the scores are wrong, and
+#    there is nothing right to sharpen (0.02 before and after).
+#
+#    </details>
+#
 # 5. The assertion on the gains asks the interval's lower end to clear 0.3, so it can detect a
 #    mean gain of about 0.46 and no smaller. How many seeds would the same test with a margin of
 #    0 ("is there any gain?") need to detect a mean gain of 0.2, if the seeds' spread stayed what
 #    it is? (The half-width shrinks like $t_{0.95, n-1}/\sqrt n$.)
+#
+#    <details><summary>Answer</summary>
+#
+#    The half-width at five seeds is about 0.16 ($0.46 - 0.30$), so the gains' standard deviation is
+#    about $0.16\sqrt 5/t_{0.95,4} = 0.16 \cdot 2.236/2.132 \approx 0.17$. With a margin of 0 the
+#    test detects a mean gain of 0.2 when the half-width $t_{0.95,n-1} \cdot 0.17/\sqrt n$ is below
+#    0.2, that is $t_{0.95,n-1}/\sqrt n < 1.19$: at $n = 3$, $2.920/1.732 = 1.69$ (half-width 0.28),
+#    at $n = 4$, $2.353/2 = 1.18$ (0.198). So four seeds, just; the lesson's five give 0.16 and some
+#    room.
+#
+#    </details>
+#
 # 6. Exercise 11 asks you to write the per-position temperature and the interval over seeds.
+#
+#    <details><summary>Answer</summary>
+#
+#    The solutions (`solutions/11_fix_isolated.ipynb`): the per-position temperature is
+#    $\lambda_i = 1 + a \ln(n_i/L)$ where $n_i > L$ and 1 elsewhere, with $n_i = i + 1$ in a causal
+#    model and $T$ in a bidirectional one (`torch.where` on `torch.arange(1, T + 1)`); the interval
+#    is the mean $\mp\, t \cdot s/\sqrt n$, with $s$ the sample standard deviation (divided by
+#    $n - 1$) and $t$ the Student quantile with $n - 1$ degrees of freedom.
+#
+#    </details>
 #
 # Next, lesson 12: inside these models, why the temperature works, and head-based scaling with
 # its clamp and its start.

@@ -489,19 +489,101 @@ assert not lowest[10] < 0.95, lowest   # the control: the same test after 10 ste
 # | head scaling | best of their fixes, competitive with RoPE extensions (Wang et al. 2024) | at $4L$ 0.83 against 0.78 for its start (not resolved by 5 seeds); at $16L$ 0.48, below the rules' 0.63-0.66 |
 # | without the constraint / the initialisation | passkey 81 to 53 / 26 (Wang et al. 2024, Table 4) | no difference without the clamp; the start at 1 costs 0.09 after 10 steps in the stored run (not resolved on every machine by 5 seeds), at most a few hundredths from 50 |
 #
+# ## Takeaways
+#
+# - Inside lesson 11's models, distraction shows where the answer is read: the retrieval heads'
+#   entropy climbs from 1.80 nats at $L$ to 3.81 at $8L$ and their needle share falls from 0.60 to
+#   0.37; Su's $\log_L n$ holds the share (0.57 at $8L$), not the entropy.
+# - Restoring the entropy would take $\lambda = 2.36$ at $8L$, where retrieval wants 1.64: what the
+#   right temperature holds is the needle's share, and it must act on every head (the four retrieval
+#   heads alone give 0.29 at $8L$, every head 0.69).
+# - Head scaling matches the best uniform $\lambda$ where it was trained (0.83 against 0.78 at $4L$,
+#   not resolved by five seeds) but generalizes less far (0.48 at $16L$ against 0.63-0.66 for the
+#   rules); its clamp never mattered, and its start only at tiny budgets (0.09 at 10 steps in the
+#   stored run).
+#
 # ## Check your understanding
 #
 # 1. The retrieval heads' entropy rises by about 2 nats from $L$ to $8L$. How much would uniform
 #    attention's rise over the same lengths? What does the comparison say?
+#
+#    <details><summary>Answer</summary>
+#
+#    Uniform attention over $k$ keys has entropy $\ln k$; from $L$ to $8L$ the answer rows see about
+#    8 times more keys, so uniform attention's entropy would rise by $\ln 8 \approx 2.08$ nats. The
+#    retrieval heads rose by 2.01 [1.82, 2.21]: about as fast, from a much lower level (1.80 nats at
+#    $L$, against $\ln 31 \approx 3.43$ for uniform). They are not uniform (uniform attention's
+#    needle share would fall eightfold, theirs fell from 0.60 to 0.37); the part of the row that is
+#    not on the needle spreads over the added filler much like uniform attention would.
+#
+#    </details>
+#
 # 2. Su's rule holds the needle's share but lets the entropy rise by 0.46 nats at $8L$. Where does
 #    that entropy come from? (Hint: exercise 12's second "going further".)
+#
+#    <details><summary>Answer</summary>
+#
+#    From the filler. With the share $m$ held, the remaining $1 - m \approx 0.4$ of the row is
+#    spread over the filler, which at $8L$ has about 8 times more keys. If that part were spread
+#    evenly, it would add $(1 - m)\ln 8 \approx 0.4 \cdot 2.08 \approx 0.8$ nats (exercise 12
+#    computes it for a row that depends on content only). Measured: 0.46 [0.28, 0.65], less, because
+#    the filler's weight is not spread evenly.
+#
+#    </details>
+#
 # 3. Sharpening the four retrieval heads alone brings less than half the gain. Name an
 #    experiment that would tell whether the other heads matter because they also read the
 #    needle, or because they feed the retrieval heads.
+#
+#    <details><summary>Answer</summary>
+#
+#    Patch the retrieval heads. At $8L$, sharpen every head but the retrieval heads, and in the same
+#    run replace the retrieval heads' attention weights with those they have at $\lambda = 1$
+#    (record them in a first pass, write them back in a second). If retrieval keeps most of the
+#    gain, the other heads matter directly (they read the needle themselves: many heads put
+#    0.28-0.50 of the answer rows' weight on it at $L$). If the gain vanishes, they mattered by
+#    changing what the retrieval heads read. Measuring the retrieval heads' needle share with only
+#    the others sharpened tells the same from the other side.
+#
+#    </details>
+#
 # 4. Head scaling keeps 0.48 at $16L$, the rules 0.63-0.66. How would you train head scaling so
 #    that it generalizes in length as the rules do? (Hint: what would you learn instead of one
 #    number per head?)
+#
+#    <details><summary>Answer</summary>
+#
+#    Learn a temperature that depends on the length: one slope per head,
+#    $\lambda_h(n) = 1 + c_h \ln(n/L)$ (or $s_h \log n$, Scalable-Softmax's form), instead of one
+#    number per head, and train it on several target lengths at once ($2L$, $4L$, $8L$), so the
+#    slope is pinned down rather than one value at $4L$. It would then extrapolate along $\ln n$ as
+#    the rules do. Test: exact match at $16L$; near the rules' 0.63-0.66 would say the length
+#    dependence was what was missing.
+#
+#    </details>
+#
 # 5. Without the clamp some temperatures fall to 0.7 and nothing is lost. Design a measurement
 #    that checks whether those heads matter for anything at all.
+#
+#    <details><summary>Answer</summary>
+#
+#    Ablate them. For each head that ends below 1 without the clamp, replace its output by its mean
+#    over prompts (or its attention by uniform attention) and measure exact match at $4L$ and at
+#    $L$, and the loss on the answer digits. Control: the same ablation of a retrieval head, which
+#    should hurt. If ablating the low-temperature heads changes nothing, they do not matter for this
+#    task, which explains why the clamp did not either; if it hurts, they matter but do not need to
+#    be sharp in this range.
+#
+#    </details>
+#
 # 6. Exercise 12 asks you to compute the needle's share of a content-only row and the
 #    temperature that holds it.
+#
+#    <details><summary>Answer</summary>
+#
+#    Exercise 12's row sees $n$ keys, $k$ of them the needle's with logit $s$, the rest 0. The share
+#    is $m = k e^{\lambda s}/(k e^{\lambda s} + n - k)$, and solving for the temperature gives
+#    $\lambda = \ln\big(m(n-k)/((1-m)k)\big)/s$: it grows by $\ln 2/s$ each time the filler doubles,
+#    like $\log n$, the form of Su's rule.
+#
+#    </details>

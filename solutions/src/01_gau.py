@@ -97,3 +97,14 @@ check_gau_parameter_count(gau_parameter_count)
 # %% [markdown]
 # **Going further:** with your count, how many GAU layers have as many parameters as one
 # Transformer layer ($12d^2$ weights) at $d = 768$, $s = 128$? Lesson 1 says "about two".
+#
+# <details><summary>Answer</summary>
+#
+# Counting everything, one GAU at $d = 768$, $s = 128$, $e = 2d = 1536$ has: LayerNorm $2d$ = 1,536;
+# $W_u, W_v$ with bias $2de + 2e$ = 2,362,368; $W_z$ with bias $ds + s$ = 98,432; $W_o$ with bias
+# $ed + d$ = 1,180,416; $\gamma, \beta$: $4s$ = 512; in all 3,643,264 parameters. One Transformer
+# layer's $12d^2 = 7{,}077{,}888$ weights are $7{,}077{,}888 / 3{,}643{,}264 \approx 1.94$ GAUs:
+# "about two" holds, with two GAUs 3% larger (a bit less once the Transformer's own biases and
+# LayerNorms are counted).
+#
+# </details>

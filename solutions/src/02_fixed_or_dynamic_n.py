@@ -55,3 +55,13 @@ check_prefix_gap(prefix_gap)
 # %% [markdown]
 # **Going further:** in a *bidirectional* model (`causal=False` in the config), is the prefix
 # gap zero for n fixed? Try it with `minilm.LM` and explain the answer.
+#
+# <details><summary>Answer</summary>
+#
+# No. In a bidirectional model, row $i$ of the short sequence sees only its $T$ keys, while row $i$
+# of the long one also sees keys $T+1..L$. Even with $n$ fixed, each short row misses the relu²
+# terms of those later keys, so its output differs, and through the layers so does everything after
+# it. With `causal=False`, compare `model(x[:, :T])` with `model(x)[:, :T]`: the gap is not 0 for
+# any choice of $n$. The prefix argument needs the causal mask.
+#
+# </details>

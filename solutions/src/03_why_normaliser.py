@@ -69,3 +69,14 @@ check_growth_exponent(growth_exponent)
 # %% [markdown]
 # **Going further:** apply your three functions to an untrained `minilm.LM` at lengths
 # 16-128 (`model(idx, return_weights=True)`); you should find exponents near 1.
+#
+# <details><summary>Answer</summary>
+#
+# An untrained model has nearly uniform attention: every score is small, so every key gets about
+# $1/n$. Then $Z_i \approx n\,e^{\bar s}$ and $e^{H_i} \approx n$, and both exponents come out
+# near 1. Lesson 3 measured the same on its untrained softmax GAU: $Z$ exponents 0.93-0.95,
+# effective-key exponents 1.00-1.01 (15.5 to 126.2 effective keys at $n = 16$ to 128). If yours
+# are far below 1, check that your entropy uses the weights of each row (summing to 1) and that
+# $Z$ is the sum over the keys the row sees.
+#
+# </details>

@@ -75,6 +75,31 @@ check_simplex_self_weight(simplex_self_weight)
 # - For random `q, k` of growing length $T$ (bidirectional), plot the mean row entropy of plain
 #   softmax and of your entropy-invariant version. Which grows like $\log T$? Does the other stay
 #   flat for random scores, or only for trained ones?
+#
+#   <details><summary>Answer</summary>
+#
+#   Plain softmax grows like $\log T$ (minus a constant set by the spread of the scores): random
+#   rows are close to uniform. The entropy-invariant one grows too, more slowly, but does not stay
+#   flat: for Gaussian scores of variance $\sigma^2$ the aside in lesson 5 gives
+#   $H \approx \log T - \lambda^2\sigma^2/2$ with $\lambda = \log_L T$, which still rises over
+#   moderate $T$. Flat entropy needs rows dominated by a few large scores, which is what training
+#   produces: lesson 5's trained model rose by only 0.70-0.75 nats from $L$ to $16L$ under the
+#   factor.
+#
+#   </details>
+#
 # - Put $\beta = \gamma \log n$ into your `simplex_self_weight` and plot it against $\gamma$ for
 #   $n = 64, 1024, 16384$ (with $\rho = 0.5$). Where do the curves cross, and why there? Solve your
 #   formula for the $\beta$ that keeps $A_{ii} = 0.9$ at every $n$: how does it grow with $n$?
+#
+#   <details><summary>Answer</summary>
+#
+#   The curves cross at $\gamma = 1/(1-\rho) = 2$, where
+#   $A_{ii} = 1/(1 + (n-1)/n) = n/(2n-1) \approx 1/2$ for every $n$ (0.504 at $n = 64$, 0.500 from
+#   1024 on in lesson 5). There $(n-1)\,n^{-\gamma(1-\rho)} \approx n^{1-\gamma(1-\rho)} = n^0$ does
+#   not depend on $n$. Solving $A_{ii} = 0.9$:
+#   $\beta(n) = (\log(n-1) + \log 9)/(1-\rho) = 2(\log(n-1) + \log 9)$, linear in $\log n$: it grows
+#   by $2\log 2 \approx 1.39$ per doubling, from 12.68 at $n = 64$ to 23.80 at 16384, a ratio of
+#   1.877 (lesson 5's table: 1.8771).
+#
+#   </details>

@@ -57,3 +57,14 @@ check_rule_slopes(rule_slope)
 # **Going further:** plot the four rules for $L = 512$ and $n$ from 512 to 8192 on one
 # figure with a log x axis, with your $1 + c \ln s$ lines beside them. Where does each
 # first-order line stop being a good description?
+#
+# <details><summary>Answer</summary>
+#
+# With $s = n/512$ from 1 to 16: Su's $\log_{512} n = 1 + \ln s/\ln 512$, the NoPE fit and Qwen's
+# rule (Su's, floored at 1, which changes nothing for $s \ge 1$) are exactly $1 + c \ln s$, straight
+# lines on a log axis: their first-order lines are exact everywhere. Only YaRN departs:
+# $(0.1 \ln s + 1)^2 = 1 + 0.2 \ln s + 0.01 (\ln s)^2$, so the line is low by $0.01 (\ln s)^2$:
+# 0.005 at $s = 2$, 0.019 at $s = 4$ (1.30 against 1.28) and 0.077 at $s = 16$ (1.63 against 1.55,
+# about 5%). It is a good description up to a few times $L$ and drifts beyond.
+#
+# </details>

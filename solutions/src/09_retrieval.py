@@ -33,3 +33,15 @@ check_exact_match(exact_match)
 #   is lost first past the training length? (They are lesson 9's: run it first, or
 #   `minilm.retrieval_models(minilm.profile(), minilm.default_corpus())` trains them, about 6
 #   minutes on 2 CPU cores with lesson 6's.)
+#
+#   <details><summary>Answer</summary>
+#
+#   Score digit $d$ with `logits[:, -3 + d].argmax(-1) == y[:, -3 + d]` and average per length. We
+#   did not run this in the course, so here is what to expect and what each outcome would mean. The
+#   first digit is predicted at the `?`, whose row must find the needle in the whole haystack; the
+#   second and third can copy the digit that follows the one just written, a short-range match next
+#   to the key. So we expect the first digit to go first past $L$: the needle is lost. If instead
+#   the later digits fail while the first holds, the needle is found and the read-out fails (lesson
+#   10 met a hint of that on seed 0).
+#
+#   </details>

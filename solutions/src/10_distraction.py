@@ -62,3 +62,14 @@ check_per_position_fit(per_position_fit)
 # - `needle_mass` counts the `@` as part of the needle. Does the mass on the digits alone tell
 #   a different story? (Try it on lesson 9's models: `minilm.retrieval_models(minilm.profile(),
 #   minilm.default_corpus())` returns them from the cache once lesson 9 has run.)
+#
+#   <details><summary>Answer</summary>
+#
+#   We did not measure it in the course, so here is what each outcome would mean. In a causal model
+#   the `@` cannot see the digits after it, so weight on the `@` alone carries no key: it says the
+#   needle was *found*, not that the key was *read*. Measure the mass on positions `needle + 1` to
+#   `needle + 3` beside the full mass. If the digit mass falls with length while the full mass
+#   holds, the head still finds the marker but reads less of the key, a failure the full mass hides;
+#   if the two move together, counting the `@` changed nothing and lesson 10's reading stands.
+#
+#   </details>

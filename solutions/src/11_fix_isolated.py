@@ -54,5 +54,26 @@ check_seed_interval(seed_interval)
 # ## Going further
 # - With five seeds, $t_{0.95, 4} = 2.13$; with two, $t_{0.95, 1} = 6.31$. How many seeds would
 #   lesson 11 need for its intervals to be half as wide, if the seeds' spread stayed the same?
+#
+#   <details><summary>Answer</summary>
+#
+#   The half-width is proportional to $t_{0.95,n-1}/\sqrt n$: 0.953 at five seeds ($2.132/2.236$).
+#   Half of that is 0.477. At $n = 13$, $1.782/3.606 = 0.494$, still above; at $n = 14$,
+#   $1.771/3.742 = 0.473$. So 14 seeds: almost three times as many, because the $t$ factor has
+#   little left to shrink at five and $\sqrt n$ must do the rest.
+#
+#   </details>
+#
 # - Lesson 11's intervals are over seeds, not prompts. Which of the two is the larger source of
 #   spread in its tables? (Hint: the binomial standard error of 100 prompts at 0.7 is 0.046.)
+#
+#   <details><summary>Answer</summary>
+#
+#   The seeds, by far. At $8L$ with the best uniform $\lambda$ the five seeds give 0.66, 0.83, 0.85,
+#   0.79 and 0.32: a standard deviation of about 0.22, where 100 prompts at 0.69 have a binomial
+#   standard error of $\sqrt{0.69 \cdot 0.31/100} \approx 0.046$. At $\lambda = 1$ (0.09, 0.08,
+#   0.29, 0.23, 0.04) it is 0.11 against 0.036. The seed-to-seed spread even contains the prompt
+#   noise (each seed's value has it), and most of it is left after taking that out: the models
+#   differ, and more prompts would not narrow the intervals much.
+#
+#   </details>

@@ -55,5 +55,27 @@ check_lambda_holding_share(lambda_holding_share)
 # ## Going further
 # - Write the temperature that holds the share at $n$ as a multiple of the one that gives it at
 #   $L$: $\lambda(n)/\lambda(L) = 1 + c \ln(\cdot)$. What is $c$? For which $s$ is it Su's $1/\ln L$?
+#
+#   <details><summary>Answer</summary>
+#
+#   $\lambda(n) = \ln\big((n - k)R\big)/s$ with $R = m/((1 - m)k)$, so
+#   $\lambda(n) - \lambda(L) = \ln\frac{n-k}{L-k}/s$ and
+#   $\lambda(n)/\lambda(L) = 1 + c \ln\frac{n-k}{L-k}$ with $c = 1/(s\, \lambda(L))$; for
+#   $n, L \gg k$ the log is about $\ln(n/L)$. It is Su's $1/\ln L$ when $s\,\lambda(L) = \ln L$: for
+#   a model as trained ($\lambda(L) = 1$), $s = \ln L$ ($\approx 3.47$ for $L = 32$), a needle key
+#   $e^{s} = L$ times as heavy as a filler key.
+#
+#   </details>
+#
 # - The share held, the row's entropy still grows: the filler's weight, $1 - m$, is spread over
 #   more keys. Compute the entropy of the row at constant share for $n = L$ and $n = 8L$.
+#
+#   <details><summary>Answer</summary>
+#
+#   The needle's $k$ keys get $m/k$ each, the $n - k$ filler keys $(1 - m)/(n - k)$ each, so
+#   $H = -m \ln\frac{m}{k} - (1 - m)\ln\frac{1-m}{n-k}$, which grows only through
+#   $(1 - m)\ln(n - k)$. With $m = 0.6$, $k = 4$, $L = 32$: $H = 2.84$ nats at $n = L$ and 3.72 at
+#   $n = 8L$, a rise of $(1 - m)\ln\frac{252}{28} = 0.4 \ln 9 \approx 0.88$ nats. (Lesson 12's
+#   retrieval heads rose 0.46 under $\log_L n$: their filler weight is not spread evenly.)
+#
+#   </details>
