@@ -23,6 +23,7 @@ import math
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
 import sys
 import tempfile
@@ -206,17 +207,28 @@ def save_atomic(payload: dict, path: Path) -> None:
 
 
 SAVE_ERRORS = (OSError, RuntimeError)  # torch.save reports a full disk as a RuntimeError of its C++ writer
+WRITER_FAILURES = ("unexpected pos", "basic_ios", "write", "pytorchstreamwriter")  # its words for a failed write
+LOW_SPACE_BYTES = 64 * 2 ** 20  # less free space than this: a failed save most likely ran out of it
 
 
 def save_problem(path: Path, error: BaseException) -> str:
-    """Why saving to ``path`` failed, in words that name its folder: a full disk is called one,
-    whether it came as OSError (ENOSPC) or as torch.save's RuntimeError, which then most likely is."""
+    """Why saving to ``path`` failed, in words: a full disk is called one, naming its folder, when
+    it came as OSError (ENOSPC), or as a RuntimeError of torch.save's writer (WRITER_FAILURES) or
+    with little space left on that disk; any other error is its own text."""
     text = str(error).strip().splitlines()
     said = text[0] if text else type(error).__name__
-    if isinstance(error, OSError) and error.errno != errno.ENOSPC:
-        return said
-    likely = "is full" if isinstance(error, OSError) else "is probably full"
-    return f"{said}: the disk of {path.parent} {likely}"
+    if isinstance(error, OSError):
+        return f"{said}: the disk of {path.parent} is full" if error.errno == errno.ENOSPC else said
+    if any(words in str(error).lower() for words in WRITER_FAILURES) or _free_bytes(path.parent) < LOW_SPACE_BYTES:
+        return f"{said}: the disk of {path.parent} is probably full"
+    return f"{type(error).__name__}: {said}"
+
+
+def _free_bytes(folder: Path) -> float:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:  # the folder is gone: no word on its disk
+        return math.inf
 
 
 def _is_killed_save(tmp: Path, now: float) -> bool:

@@ -14,6 +14,7 @@ import tempfile
 import time
 import zipfile
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -176,6 +177,27 @@ def test_a_full_disk_that_torch_save_reports_as_a_runtime_error_returns_the_mode
     assert str(cached_path().parent) in str(record[0].message)
     assert len(history) == TINY.steps and isinstance(model, LM)
     assert not cached_path().exists() and not list(cached_path().parent.glob("*" + TMP_SUFFIX))
+
+
+def test_another_runtime_error_of_the_save_is_its_own_text_not_a_full_disk(monkeypatch):
+    def fails(*args, **kwargs):
+        raise RuntimeError("serialization of this object kind is not supported")
+
+    monkeypatch.setattr(minilm.cache.torch, "save", fails)
+    with pytest.warns(UserWarning, match="RuntimeError: serialization of this object kind is not supported.*"
+                                         "returned but not cached") as record:
+        model, history = pretrained(gau(), TINY, progress=False)
+    assert "full" not in str(record[0].message) and len(history) == TINY.steps  # was: 'probably full'
+
+
+def test_a_runtime_error_of_the_save_on_a_disk_with_little_space_left_is_called_a_full_disk(monkeypatch):
+    def fails(*args, **kwargs):
+        raise RuntimeError("an error torch has no words for")
+
+    monkeypatch.setattr(minilm.cache.torch, "save", fails)
+    monkeypatch.setattr(minilm.cache.shutil, "disk_usage", lambda folder: SimpleNamespace(free=10 ** 6))  # 1 MB
+    with pytest.warns(UserWarning, match="no words for: the disk of .*cache is probably full"):
+        pretrained(gau(), TINY, progress=False)
 
 
 FILE_SIZE_LIMIT = r'''
