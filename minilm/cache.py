@@ -366,14 +366,10 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None,
     ``unsaved(message)``: called instead of warning when the trained model cannot be saved."""
     key = cache_key(config, recipe, corpus, init)
     path = cache_path(key)
-    model = initial_model(config, recipe, init)
-    model.vocabulary = corpus.tokenizer.symbols  # measurement refuses a corpus of other symbols
+    model = _untrained(config, recipe, corpus, init)
     payload = load_cached(path, key, expected=model.state_dict()) if use_cache else None
-    model.to(pick_device())
     if payload is not None:  # a read-only cache is fine for loading
-        model.load_state_dict(payload["state"])
-        model.eval()
-        return model, payload["history"]
+        return _trained(model, payload["state"]), payload["history"]
     if use_cache:
         prepare_cache(path)  # now, not after training, if the result could not be stored
 
@@ -416,24 +412,23 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
         config, recipe, init = (*job, None)[:3]
         corpus = _checked_job(config, recipe, corpus, init)
         specs[name] = (config, recipe, init)
+    paths = {name: cache_path(cache_key(config, recipe, corpus, init)) for name, (config, recipe, init) in specs.items()}
     missing = {}  # by cache file: a model asked for under two names trains once
-    for name, (config, recipe, init) in specs.items():
-        path = cache_path(cache_key(config, recipe, corpus, init))
+    for name, path in paths.items():
         if not path.is_file():
-            missing.setdefault(path, (name, config, recipe, init))
+            missing.setdefault(path, (name, *specs[name]))
     for path in missing:
         prepare_cache(path)  # an unwritable cache fails here, with pretrained()'s message
-    paths, missing = list(missing), list(missing.values())
     workers = min(len(missing), cpu_cores())
     unsaved = {}  # {path: (state, history)} of the models a worker trained but could not save
     if pick_device().type == "cpu" and workers > 1:
-        unsaved = {paths[index]: kept for index, kept in _train_side_by_side(missing, corpus, workers, progress).items()}
+        unsaved = _train_side_by_side(missing, corpus, workers, progress)
     models = {}
     for name, (config, recipe, init) in specs.items():
         try:  # the models trained before a failure stay cached: each is saved as it finishes
-            kept = unsaved.get(cache_path(cache_key(config, recipe, corpus, init)))
+            kept = unsaved.get(paths[name])
             models[name] = (_pretrained(config, recipe, corpus, init, True, progress) if kept is None
-                            else (_model_of(config, recipe, corpus, init, kept[0]), kept[1]))
+                            else (_trained(_untrained(config, recipe, corpus, init), kept[0]), kept[1]))
         except Exception as error:
             raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed: "
                                f"{type(error).__name__}: {error}") from error
@@ -444,18 +439,25 @@ def _describe(config, recipe) -> str:
     return f"training {config.block} {config.norm} seed {recipe.seed}"
 
 
-def _model_of(config, recipe, corpus, init, state: dict) -> LM:
-    """The model _pretrained returns, of trained weights ``state`` (a worker's, that it could not save)."""
+def _untrained(config, recipe, corpus, init) -> LM:
+    """The model _pretrained trains: initial_model, on pick_device(), knowing the corpus's symbols
+    (measurement refuses a corpus of other symbols)."""
     model = initial_model(config, recipe, init)
     model.vocabulary = corpus.tokenizer.symbols
+    return model.to(pick_device())
+
+
+def _trained(model: LM, state: dict) -> LM:
+    """``model`` (of _untrained) with trained weights ``state``, of a cache file or of a worker that
+    could not save them, in eval mode: what _pretrained returns."""
     model.load_state_dict(state)
-    return model.to(pick_device()).eval()
+    return model.eval()
 
 
-def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: bool) -> dict:
-    """Train each (name, config, recipe, init) of ``specs`` into the cache, in ``workers`` processes.
-    Returns {index in specs: (state, history)} of the models that could not be saved (a full disk:
-    each is warned about here, and returned, not lost).
+def _train_side_by_side(jobs: dict, corpus: Corpus, workers: int, progress: bool) -> dict:
+    """Train each {cache path: (name, config, recipe, init)} of ``jobs`` into the cache, in ``workers``
+    processes. Returns {cache path: (state, history)} of the models that could not be saved (a full
+    disk: each is warned about here, and returned, not lost).
 
     Processes are started with "spawn" (a fresh interpreter: forking a process that already
     runs torch's threads can hang); a script that calls this must guard its top level with
@@ -471,6 +473,7 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
     corpus travels by queue (a large process argument is written to the new process inside
     ``start()``, which never returns if that process dies first), and the caller does not
     wait at its exit to flush queues that a dead worker will never read."""
+    paths, specs = list(jobs), list(jobs.values())
     context = multiprocessing.get_context("spawn")
     tasks, messages, corpora = context.Queue(), context.Queue(), context.Queue()
     stop = context.Event()  # set when a job fails: the workers take no new job
@@ -517,7 +520,7 @@ def _train_side_by_side(specs: list, corpus: Corpus, workers: int, progress: boo
             elif kind == "unsaved":  # trained, but the save failed: the weights come here instead
                 message, weights, history = value
                 warnings.warn(f"job {specs[index][0]!r}: {message}")
-                unsaved[index] = (torch.load(io.BytesIO(weights), weights_only=True), history)
+                unsaved[paths[index]] = (torch.load(io.BytesIO(weights), weights_only=True), history)
                 final_loss[index] = history[-1]
             else:
                 final_loss[index] = value
