@@ -22,6 +22,7 @@ import math
 import signal
 import sysconfig
 import threading
+import time
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
@@ -136,35 +137,76 @@ CASE_SECONDS = 30  # the time limit of one case (see the module's docstring)
 
 class _OutOfTime(BaseException):
     """Raised in the student's code when a case runs past CASE_SECONDS (a BaseException: their
-    ``except Exception`` does not swallow it)."""
+    ``except Exception`` does not swallow it). Its argument: the token of the limit that ran out."""
 
 
 @contextmanager
 def _time_limit(seconds: float):
-    """Raise _OutOfTime in the block after ``seconds``, where SIGALRM can interrupt it (the main
-    thread of a POSIX system); elsewhere the block runs without a limit."""
+    """Raise _OutOfTime(token) in the block after ``seconds`` (``token``: what this yields), where
+    SIGALRM can interrupt it (the main thread of a POSIX system); elsewhere the block runs without
+    a limit. The real-time timer and the SIGALRM handler found here (the caller's own, or an outer
+    limit's) are kept: if that timer is due first, its alarm goes to that handler and the block
+    goes on; on exit the handler is back and the timer armed for what is left of it."""
+    token = object()
     if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
-        yield
+        yield token
         return
+    started = time.monotonic()
+    old_delay, old_interval = signal.getitimer(signal.ITIMER_REAL)
+    deadline = started + seconds
+    other = started + old_delay if old_delay > 0 else None  # when the timer found here goes off
 
-    def out_of_time(signum, frame):
-        raise _OutOfTime
+    def arm():
+        due = deadline if other is None else min(deadline, other)
+        signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-6))
 
-    previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    def on_alarm(signum, frame):
+        nonlocal other, old_interval
+        now = time.monotonic()
+        if other is not None and now >= other - 1e-3:  # the alarm of the timer found here: its handler's
+            other = now + old_interval if old_interval > 0 else None  # a periodic timer goes off again
+            _pass_on(previous, signum, frame)
+            now = time.monotonic()
+            delay, interval = signal.getitimer(signal.ITIMER_REAL)
+            if delay > 0:  # that handler set its timer again
+                other, old_interval = now + delay, interval
+            arm()
+        else:
+            raise _OutOfTime(token)
+
+    previous = signal.getsignal(signal.SIGALRM)
     try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, on_alarm)
+        try:
+            arm()
+            yield token
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:  # even when the alarm went off just as the block ended
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)  # None: not set from Python
+        if other is not None:
+            signal.setitimer(signal.ITIMER_REAL, max(other - time.monotonic(), 1e-6), old_interval)
+
+
+def _pass_on(handler, signum, frame) -> None:
+    """What SIGALRM would have done without the time limit: run its handler, or nothing
+    (SIG_IGN), or the default action (SIG_DFL, or a handler not set from Python): end the process."""
+    if callable(handler):
+        handler(signum, frame)
+    elif handler != signal.SIG_IGN:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGALRM)
 
 
 def _limited(task: str, what: str, run):
     """``run()`` within CASE_SECONDS; past it, one line saying ``what`` did not finish."""
+    limit = None
     try:
-        with _time_limit(CASE_SECONDS):
+        with _time_limit(CASE_SECONDS) as limit:
             return run()
-    except _OutOfTime:
+    except _OutOfTime as error:
+        if error.args[0] is not limit:  # an outer limit's: for it to report
+            raise
         _fail(task, f"{what} did not finish within {CASE_SECONDS} s (each case has that limit): an endless "
                     "loop, or a wait that never ends?")
 

@@ -3,6 +3,8 @@ and plausible wrong answers (so no check can pass vacuously)."""
 
 import math
 import random
+import signal
+import time
 
 import jupytext
 import pytest
@@ -418,3 +420,92 @@ def test_a_stream_that_never_yields_meets_the_time_limit(monkeypatch):
 
     with pytest.raises(C.CheckFailed, match="drawing 60 batches from your stream did not finish within 0.3 s"):
         C.check_mixed_length_batches(stuck)
+
+
+# --- the time limit keeps what it finds: the caller's timer and handler, an outer limit ----------
+
+needs_alarm = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="the time limit needs SIGALRM")
+
+
+@pytest.fixture
+def callers_alarm():
+    """The caller's own SIGALRM handler (it counts its alarms), put back with no timer afterwards."""
+    fired = []
+    before = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        yield fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@needs_alarm
+def test_a_check_keeps_the_callers_own_timer_and_handler(callers_alarm):
+    handler = signal.getsignal(signal.SIGALRM)
+    signal.setitimer(signal.ITIMER_REAL, 30.0, 7.0)
+    C.check_growth_exponent(S["growth_exponent"])
+    remaining, interval = signal.getitimer(signal.ITIMER_REAL)
+    assert signal.getsignal(signal.SIGALRM) is handler
+    assert 20.0 < remaining <= 30.0 and interval == 7.0, (remaining, interval)  # was cancelled: 0.0
+    assert callers_alarm == []
+
+
+@needs_alarm
+def test_the_callers_timer_due_during_a_case_goes_to_its_handler_and_the_case_goes_on(callers_alarm, monkeypatch):
+    monkeypatch.setattr(C, "CASE_SECONDS", 5)
+
+    def slow(ns, values):
+        time.sleep(0.3)
+        return S["growth_exponent"](ns, values)
+
+    signal.setitimer(signal.ITIMER_REAL, 0.1)
+    C.check_growth_exponent(slow)
+    assert callers_alarm == [signal.SIGALRM]
+
+
+@needs_alarm
+def test_an_inner_time_limit_keeps_the_outer_one():
+    with pytest.raises(C._OutOfTime) as out:
+        with C._time_limit(0.3) as outer:
+            with C._time_limit(10):
+                pass
+            time.sleep(3)  # was: the inner limit had cancelled the outer one
+    assert out.value.args[0] is outer
+
+
+@needs_alarm
+def test_an_outer_limit_that_runs_out_inside_an_inner_one_is_the_outers():
+    with pytest.raises(C._OutOfTime) as out:
+        with C._time_limit(0.2) as outer:
+            with C._time_limit(10):
+                time.sleep(3)
+    assert out.value.args[0] is outer
+
+
+@needs_alarm
+def test_a_handler_not_set_from_python_is_left_as_the_default(monkeypatch):
+    real_signal, real_getsignal = signal.signal, signal.getsignal
+    before = real_signal(signal.SIGALRM, signal.SIG_DFL)
+    try:  # a handler installed by C code: Python's signal module reports it as None
+        monkeypatch.setattr(signal, "getsignal", lambda signum: None)
+        monkeypatch.setattr(signal, "signal", lambda signum, handler: [real_signal(signum, handler), None][1])
+        C.check_growth_exponent(S["growth_exponent"])  # was: TypeError, restoring None
+        assert real_getsignal(signal.SIGALRM) == signal.SIG_DFL
+    finally:
+        real_signal(signal.SIGALRM, before)
+
+
+@needs_alarm
+def test_the_handler_is_put_back_when_the_alarm_goes_off_as_the_block_ends(callers_alarm, monkeypatch):
+    handler, real_setitimer = signal.getsignal(signal.SIGALRM), signal.setitimer
+
+    def alarm_just_before_disarming(which, delay, *interval):
+        real_setitimer(which, delay, *interval)
+        if delay == 0:  # as if the alarm went off just before: its handler raises here
+            raise C._OutOfTime(None)
+
+    monkeypatch.setattr(signal, "setitimer", alarm_just_before_disarming)
+    with pytest.raises(C._OutOfTime):
+        with C._time_limit(10):
+            pass
+    assert signal.getsignal(signal.SIGALRM) is handler  # was: the limit's handler stayed
