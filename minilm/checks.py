@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import signal
+import sys
 import sysconfig
 import threading
 import time
@@ -146,7 +147,8 @@ def _time_limit(seconds: float):
     SIGALRM can interrupt it (the main thread of a POSIX system); elsewhere the block runs without
     a limit. The real-time timer and the SIGALRM handler found here (the caller's own, or an outer
     limit's) are kept: if that timer is due first, its alarm goes to that handler and the block
-    goes on; on exit the handler is back and the timer armed for what is left of it."""
+    goes on; on exit the handler is back and the timer armed for what is left of it. Time that a
+    debugger stops the block for does not count (_debugging)."""
     token = object()
     if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
         yield token
@@ -161,7 +163,7 @@ def _time_limit(seconds: float):
         signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-6))
 
     def on_alarm(signum, frame):
-        nonlocal other, old_interval
+        nonlocal deadline, other, old_interval
         now = time.monotonic()
         if other is not None and now >= other - 1e-3:  # the alarm of the timer found here: its handler's
             other = now + old_interval if old_interval > 0 else None  # a periodic timer goes off again
@@ -170,6 +172,9 @@ def _time_limit(seconds: float):
             delay, interval = signal.getitimer(signal.ITIMER_REAL)
             if delay > 0:  # that handler set its timer again
                 other, old_interval = now + delay, interval
+            arm()
+        elif _debugging():  # stopped at a breakpoint(): the limit counts again from now
+            deadline = now + seconds
             arm()
         else:
             raise _OutOfTime(token)
@@ -196,6 +201,13 @@ def _pass_on(handler, signum, frame) -> None:
     elif handler != signal.SIG_IGN:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.raise_signal(signal.SIGALRM)
+
+
+def _debugging() -> bool:
+    """A debugger traces this thread (breakpoint(), pdb, an IDE's): the time a student spends in it
+    is theirs, not the case's. Coverage's tracer is no debugger."""
+    trace = sys.gettrace()
+    return trace is not None and not type(getattr(trace, "__self__", trace)).__module__.startswith("coverage")
 
 
 def _limited(task: str, what: str, run):

@@ -4,6 +4,7 @@ and plausible wrong answers (so no check can pass vacuously)."""
 import math
 import random
 import signal
+import sys
 import time
 
 import jupytext
@@ -509,3 +510,23 @@ def test_the_handler_is_put_back_when_the_alarm_goes_off_as_the_block_ends(calle
         with C._time_limit(10):
             pass
     assert signal.getsignal(signal.SIGALRM) is handler  # was: the limit's handler stayed
+
+
+@needs_alarm
+def test_time_stopped_in_a_debugger_does_not_count(monkeypatch):
+    monkeypatch.setattr(C, "CASE_SECONDS", 0.2)
+    calls = []
+
+    def debugged(ns, values):  # as breakpoint() leaves it while the student steps through the code
+        calls.append(1)
+        if len(calls) == 1:
+            sys.settrace(lambda frame, event, arg: None)
+            try:
+                time.sleep(0.7)
+            finally:
+                sys.settrace(None)
+        return S["growth_exponent"](ns, values)
+
+    C.check_growth_exponent(debugged)  # was: 'did not finish within 0.2 s'
+    with pytest.raises(C.CheckFailed, match="did not finish within 0.2 s"):  # control: without a debugger
+        C.check_growth_exponent(lambda ns, values: time.sleep(3))
