@@ -266,10 +266,13 @@ def _call(task: str, student, number: int, description: str, kwargs: dict, *, in
         _fail(task, f"case {number} ({description}) raised {type(error).__name__}: {error}{_students_line(error)}")
     for name, copy in before.items():
         if not _unchanged(kwargs[name], copy):
-            _fail(task, f"case {number} ({description}): your function changed its input {name} in place "
-                        f"(e.g. `{name} /= ...` or `{name}[...] = ...`); compute a new tensor instead "
-                        f"(`{name} = {name} / ...`), as the caller's {name} must stay as it was")
+            _changed_in_place(task, f"case {number} ({description}): your function", name)
     return got
+
+
+def _changed_in_place(task: str, who: str, name: str):
+    _fail(task, f"{who} changed its input {name} in place (e.g. `{name} /= ...` or `{name}[...] = ...`); "
+                f"compute a new tensor instead (`{name} = {name} / ...`), as the caller's {name} must stay as it was")
 
 
 def run_cases(task: str, student, reference, cases, *, atol: float = 1e-5, rtol: float = 1e-4) -> None:
@@ -540,19 +543,23 @@ def check_length_rules(student) -> None:
 
 
 def check_mixed_length_batches(student) -> None:
-    """student(ids, batch_size, lengths, seed) -> an endless iterator of (x, y) causal batches, each
-    batch of one length drawn from ``lengths``, y = x shifted by one, windows taken from ids."""
+    """student(ids, batch_size, lengths, seed) -> an endless iterator (or iterable) of (x, y) causal
+    batches, each batch of one length drawn from ``lengths``, y = x shifted by one, windows taken
+    from ids (unchanged: a generator's body runs as it is drawn from, so ids is checked after that too)."""
     task = "mixed-length batches"
     ids = torch.arange(1000) % 97
+    kept = ids.clone()
     lengths = (8, 16, 32)
     description = f"batch_size 4, lengths {lengths}"
     stream = _call(task, student, 1, description, dict(ids=ids, batch_size=4, lengths=lengths, seed=0))
     if stream is None:
         _fail(task, "your function returned None. Did you forget `return` (or `yield`)?")
-    if isinstance(stream, (list, tuple)) or not hasattr(stream, "__next__"):
+    if hasattr(stream, "__len__") or not (hasattr(stream, "__iter__") or hasattr(stream, "__next__")):
         _fail(task, f"the stream must be endless: your function returned {_described(stream)}; return an "
-                    "iterator that never ends (a generator: `while True: ... yield x, y`)")
+                    "iterator that never ends (a generator: `while True: ... yield x, y`)")  # a list, a tensor
     drawn = _limited(task, "drawing 60 batches from your stream", lambda: _draw(task, stream, 60))
+    if not _same(ids, kept):  # a generator's body runs only now, as it is drawn from
+        _changed_in_place(task, "drawing from your stream: your function", "ids")
     seen = set()
     for number, batch in enumerate(drawn, 1):
         if not (isinstance(batch, (tuple, list)) and len(batch) == 2 and all(torch.is_tensor(t) for t in batch)):
@@ -581,8 +588,9 @@ def _draw(task: str, stream, count: int) -> list:
     """The first ``count`` items of a student's stream; one line if it ends or raises first."""
     drawn = []
     try:
+        iterator = stream if hasattr(stream, "__next__") else iter(stream)  # an iterable that is not an iterator
         for _ in range(count):
-            drawn.append(next(stream))
+            drawn.append(next(iterator))
     except StopIteration:
         _fail(task, f"the stream must be endless: it stopped after {len(drawn)} batches (a generator "
                     "needs `while True:` around its `yield`)")

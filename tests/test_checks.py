@@ -401,6 +401,31 @@ def test_a_stream_of_the_wrong_kind_gets_one_line(student, words):
         assert word in str(failure.value), (word, str(failure.value))
 
 
+class EndlessBatches:
+    """An endless iterable that is not an iterator: each iter() starts the stream anew."""
+
+    def __init__(self, ids, batch_size, lengths, seed):
+        self.arguments = (ids, batch_size, lengths, seed)
+
+    def __iter__(self):
+        return S["mixed_length_batches"](*self.arguments)
+
+
+def test_an_endless_iterable_that_is_not_an_iterator_is_a_stream(capsys):
+    C.check_mixed_length_batches(EndlessBatches)  # was: 'the stream must be endless'
+    assert "\u2713 mixed-length batches" in capsys.readouterr().out
+
+
+def test_a_generator_that_changes_ids_as_it_is_drawn_from_fails():
+    def zeroes_ids(ids, batch_size, lengths, seed):  # its body runs only when the first batch is drawn
+        stream = S["mixed_length_batches"](ids.clone(), batch_size, lengths, seed)
+        ids.zero_()  # the batches are right, the caller's ids are gone
+        yield from stream
+
+    with pytest.raises(C.CheckFailed, match="drawing from your stream: your function changed its input ids in place"):
+        C.check_mixed_length_batches(zeroes_ids)
+
+
 def test_a_function_that_never_returns_meets_the_time_limit(monkeypatch):
     import time
 
