@@ -242,14 +242,19 @@ def _unchanged(value, before) -> bool:
         value = list(value.state_dict().values())
     if torch.is_tensor(before):
         return _same(value, before)
-    return len(value) == len(before) and all(_same(a, b) if torch.is_tensor(b) else not torch.is_tensor(a) and a == b
-                                             for a, b in zip(value, before))
+    return len(value) == len(before) and all(map(_same, value, before))
 
 
 def _same(a, b) -> bool:
-    """Equal tensors, nan where nan was (a masked score of -inf stays -inf)."""
+    """Equal tensors (or items of a list), nan where nan was (a masked score of -inf stays -inf)."""
+    if not torch.is_tensor(b):
+        return not torch.is_tensor(a) and (a == b or _is_nan(a) and _is_nan(b))
     return (torch.is_tensor(a) and a.shape == b.shape and a.dtype == b.dtype
             and torch.equal(a.detach().isnan(), b.isnan()) and torch.equal(a.detach().nan_to_num(), b.nan_to_num()))
+
+
+def _is_nan(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _call(task: str, student, number: int, description: str, kwargs: dict, *, inputs_kept: bool = True):

@@ -375,6 +375,13 @@ def test_a_list_changed_in_place_fails_too():
         C.check_growth_exponent(rescales_in_place)
 
 
+def test_a_list_holding_nan_is_unchanged_when_its_values_are():
+    nan = float("nan")
+    assert C._unchanged([1.0, nan, torch.tensor([nan])], C._snapshot([1.0, float("nan"), torch.tensor([nan])]))
+    assert C._unchanged([1.0, float("nan")], [1.0, nan])  # another nan object, the same value (was: changed)
+    assert not C._unchanged([1.0, 2.0], [1.0, nan]) and not C._unchanged([torch.tensor(1.0)], [1.0])  # controls
+
+
 def one_length(ids, batch_size, lengths, seed):
     return S["mixed_length_batches"](ids, batch_size, lengths[:1], seed)
 
