@@ -350,9 +350,10 @@ def _numbers_per_seed(values) -> torch.Tensor:
     """seed_interval's values as a float64 tensor; a sentence for what is not a list of numbers
     (strings, None, ragged lists, a generator: it would be used up before over_seeds prints it)."""
     said = f"seed_interval takes one number per seed, as a list of numbers; got {values!r}"
-    if not (is_sequence(values) or torch.is_tensor(values)):
+    array = hasattr(values, "ndim")  # a tensor or array of any shape: seed_interval names a shape that is not 1-D
+    if not (is_sequence(values) or array):
         raise ValueError(said + (" (a generator is read once: make it a list)" if hasattr(values, "__next__") else ""))
-    if not torch.is_tensor(values) and any(isinstance(v, (str, bytes)) for v in values):
+    if not array and any(isinstance(v, (str, bytes)) for v in values):
         raise ValueError(said)  # torch's words would be "too many dimensions 'str'"
     try:
         return torch.as_tensor(values, dtype=torch.float64)
@@ -367,6 +368,9 @@ def over_seeds(values, *, level: float = 0.9, each: bool = True) -> str:
     mean, low, high = seed_interval(values, level=level)
     seeds = f" ({' '.join(f'{float(v):.2f}' for v in values)})" if each else ""
     return f"{mean:.2f} [{low:.2f}, {high:.2f}]{seeds}"
+
+
+T_TAIL = 256  # t_quantile: where Simpson's rule over t gets too coarse (see there)
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -407,9 +411,6 @@ def t_quantile(p: float, df: int) -> float:
         mid = (low + high) / 2
         low, high = (mid, high) if cdf(mid) < p else (low, mid)
     return to_t((low + high) / 2)
-
-
-T_TAIL = 256  # t_quantile: where Simpson's rule over t gets too coarse (see there)
 
 
 def bootstrap_interval(rows: torch.Tensor, statistic, *, resamples: int = 1000, level: float = 0.9,

@@ -5,6 +5,7 @@ the argument and what is allowed; each fixed result is checked against what it m
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -50,6 +51,8 @@ REFUSED = {
     "seed_interval of strings": (lambda: seed_interval(["0.5", "0.6"]), ["one number per seed", "['0.5', '0.6']"]),
     "seed_interval of None": (lambda: seed_interval(None), ["one number per seed", "got None"]),
     "seed_interval of ragged lists": (lambda: seed_interval([[0.5, 0.6], [0.7]]), ["one number per seed", "[0.7]"]),
+    "seed_interval of a 2-D array": (lambda: seed_interval(np.full((2, 3), 0.5)),
+                                     ["one number per seed (a 1-D list)", "shape (2, 3)", "once per row"]),
     "over_seeds of a generator": (lambda: over_seeds(v for v in [0.5, 0.6]), ["one number per seed", "make it a list"]),
     "bootstrap, a statistic of a str": (lambda: bootstrap_interval([1.0, 2.0], lambda rows: "0.5"),
                                         ["statistic must return one number", "'0.5'", "str"]),
