@@ -9,11 +9,16 @@ and not yet run end to end, so its lessons' assertions are unverified at that si
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from .validation import integer, is_sequence, plain_fields, positive_int, positive_ints
 
 DEFAULT_PROFILE = "cpu"
+
+# The fields of a Profile that are one positive int each (the others: name, the seeds, finetune_steps).
+SIZES = ("d_model", "n_layer", "n_head", "d_qk", "train_len", "batch_size", "steps", "nope_rope_steps", "nope_rope_len",
+         "nope_rope_layers", "retrieval_steps", "eval_batches", "mlm_len", "mlm_steps", "controlled_d_model",
+         "controlled_layers", "controlled_len", "controlled_steps")
 
 
 @dataclass(frozen=True)
@@ -42,26 +47,25 @@ class Profile:
     controlled_steps: int      # retrieval of random-letter filler only (NoPE: about 0.95 in range at 1000)
 
     def __post_init__(self):
-        """Every size a positive int, the seeds a non-empty tuple of distinct ints (a list is made
-        a tuple), so a bad profile fails here, naming its field, not inside pretrained_many."""
+        """Every size (SIZES) a positive int, the seeds a non-empty tuple of distinct ints and
+        finetune_steps a non-empty tuple of positive ints (a list is made a tuple, numpy ints
+        ints), so a bad profile fails here, naming its field, not inside pretrained_many."""
         plain_fields(self)
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"Profile.name must be a non-empty str; got {self.name!r}")
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if field.name in ("seeds", "controlled_seeds"):
-                if not is_sequence(value) or len(value) == 0:
-                    raise ValueError(f"Profile.{field.name} must be a non-empty tuple of int seeds; got {value!r}")
-                for seed in value:
-                    integer(f"each of Profile.{field.name}", seed)
-                if len(set(value)) != len(value):  # one model under two names: a mean over seeds counted twice
-                    raise ValueError(f"Profile.{field.name} must hold distinct seeds; got {value!r}")
-                object.__setattr__(self, field.name, tuple(int(seed) for seed in value))
-            elif field.name == "finetune_steps":
-                positive_ints(f"Profile.{field.name}", value)
-                object.__setattr__(self, field.name, tuple(value))
-            elif field.name != "name":
-                positive_int(f"Profile.{field.name}", value)
+        for name in ("seeds", "controlled_seeds"):
+            value = getattr(self, name)
+            if not is_sequence(value) or len(value) == 0:
+                raise ValueError(f"Profile.{name} must be a non-empty tuple of int seeds; got {value!r}")
+            for seed in value:
+                integer(f"each of Profile.{name}", seed)
+            if len(set(value)) != len(value):  # one model under two names: a mean over seeds counted twice
+                raise ValueError(f"Profile.{name} must hold distinct seeds; got {value!r}")
+            object.__setattr__(self, name, tuple(int(seed) for seed in value))
+        positive_ints("Profile.finetune_steps", self.finetune_steps)
+        object.__setattr__(self, "finetune_steps", tuple(int(steps) for steps in self.finetune_steps))
+        for name in SIZES:
+            positive_int(f"Profile.{name}", getattr(self, name))
 
 
 PROFILES = {

@@ -14,7 +14,7 @@ from minilm import Config, Corpus, default_corpus
 from minilm.experiments import best_uniform_for_retrieval, controlled_models, nope_rope_models, scale_heads
 from minilm.measure import bootstrap_interval, over_seeds, seed_interval, t_quantile
 from minilm.model import LM
-from minilm.profiles import PROFILES, profile
+from minilm.profiles import PROFILES, SIZES, Profile, profile
 from minilm.sampling import generate
 from minilm.scaling import fit_per_position, length_rule, train_head_scales, uniform_temperature_search
 
@@ -105,6 +105,13 @@ def test_an_unknown_profile_in_the_environment_names_the_variable(monkeypatch, r
     monkeypatch.setenv("MINILM_PROFILE", "bogus")
     raises_naming(profile, ["unknown profile 'bogus'", "MINILM_PROFILE", "'cpu', 'gpu'"])
     raises_naming(lambda: profile("tpu"), ["unknown profile 'tpu'; allowed"])  # named here: no variable to blame
+
+
+def test_each_field_of_a_profile_is_checked_as_what_it_is():
+    assert {field.name for field in dataclasses.fields(Profile)} == {"name", "seeds", "controlled_seeds",
+                                                                     "finetune_steps", *SIZES}  # a new field: say which
+    steps = dataclasses.replace(P, finetune_steps=[np.int64(50), 300]).finetune_steps
+    assert steps == (50, 300) and all(type(s) is int for s in steps), steps  # as seeds are (was: np.int64 kept)
 
 
 def test_the_profiles_are_unchanged_by_their_checks():
