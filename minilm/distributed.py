@@ -276,15 +276,16 @@ def main(argv=None) -> None:
         log(f"cache file: {path}")
 
         speed = _Throughput()
-        written = [start if checkpoint is not None else None]  # the step of the checkpoint on disk
+        written = start if checkpoint is not None else None  # the step of the checkpoint on disk
 
         def kept():
-            if written[0] is None:
+            if written is None:
                 return "no checkpoint is kept: free space (or set MINILM_CACHE) and rerun"
-            return (f"its checkpoint of step {written[0]} is kept ({checkpoint_path}): free space and rerun to "
+            return (f"its checkpoint of step {written} is kept ({checkpoint_path}): free space and rerun to "
                     "resume from it")
 
         def on_step(step, optimizer, history):
+            nonlocal written
             speed.tick()
             if step % args.log_every == 0 or step == recipe.steps:
                 log(f"step {step}/{recipe.steps}  loss {history[-1]:.4f}  {speed}".rstrip(), flush=True)
@@ -296,7 +297,7 @@ def main(argv=None) -> None:
                     _save_or_exit({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
                                    "step": step, "history": list(history)}, checkpoint_path,
                                   f"the checkpoint of step {step}", kept())
-                    written[0] = step
+                    written = step
             if stop:
                 raise _Stop
 
