@@ -26,7 +26,7 @@ def _checked(P: Profile, positions=POSITIONS) -> None:
     """What every set of shared models takes: a Profile, and a list of position encodings."""
     if not isinstance(P, Profile):
         raise ValueError(f"P must be a minilm Profile (minilm.profile()); got {type(P).__name__}")
-    if isinstance(positions, str) or not is_sequence(positions) or len(positions) == 0:
+    if not is_sequence(positions) or len(positions) == 0:  # a str is none: "nope" is not ("nope",)
         raise ValueError(f"positions must be a non-empty list of position encodings, e.g. ('nope',), from "
                          f"{POSITIONS}; got {positions!r}")
     for pos in positions:
