@@ -233,7 +233,7 @@ for seed in P.seeds:
 # | 10 | the fit per position (Wang et al., appendix B and its code) | $a = 0.397$ | $a$ = 0.70 / 0.60 per position, steeper than $c$ = 0.44 / 0.37 per length on every seed; applied per row, the per-position rule lowers the loss past $L$ at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) |
 # | 11 | a temperature restores NoPE's retrieval (Wang et al.); $\log_L n$ (Su) | passkey retrieval; entropy invariance | controlled task (random-letter filler), 5 seeds: NoPE 0.96 in range, 0.15 at $8L$; the searched $\lambda$, $\log_L n$ and $1 + 0.397 \ln s$ (per length or per row) all restore 0.68-0.71; RoPE gains 0.00; the best-retrieving $\lambda$ (1.24 / 1.44 / 1.64) is within 0.04 of $\log_L n$ |
 # | 12 | distraction, and what the fix holds (Wang et al.; Su) | entropy grows; $\log_L n$ keeps it constant | the retrieval heads' entropy 1.80 nats at $L$, 3.81 at $8L$; $\log_L n$ holds their needle share (0.57 against 0.59), not their entropy; restoring the entropy needs $\lambda$ 2.36 at $8L$ where retrieval wants 1.64; the fix acts through every head, not the four retrieval heads alone |
-# | 12 | clamp and start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | 5 seeds: the start at 1 costs 0.09 after 10 steps in lesson 12's stored run (not resolved on every machine), at most a few hundredths from 50; no clamp costs nothing at any budget |
+# | 12 | clamp and start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | 5 seeds: the start at 1 costs 0.09 after 10 steps in lesson 12's stored run (not resolved on every machine), a few hundredths on the mean at 50, gone by 200; no clamp costs nothing at any budget |
 
 # %% [markdown]
 # ## Takeaways
