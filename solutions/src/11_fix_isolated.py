@@ -69,10 +69,10 @@ check_seed_interval(seed_interval)
 #
 #   <details><summary>Answer</summary>
 #
-#   The seeds, by far. At $8L$ with the best uniform $\lambda$ the five seeds give 0.66, 0.83, 0.85,
-#   0.79 and 0.32: a standard deviation of about 0.22, where 100 prompts at 0.69 have a binomial
-#   standard error of $\sqrt{0.69 \cdot 0.31/100} \approx 0.046$. At $\lambda = 1$ (0.09, 0.08,
-#   0.29, 0.23, 0.04) it is 0.11 against 0.036. The seed-to-seed spread even contains the prompt
+#   The seeds, by far. At $8L$ with the best uniform $\lambda$ the five seeds give 0.68, 0.81, 0.83,
+#   0.80 and 0.34 in lesson 11's stored run: a standard deviation of about 0.21, where 100 prompts
+#   at 0.69 have a binomial standard error of $\sqrt{0.69 \cdot 0.31/100} \approx 0.046$. At
+#   $\lambda = 1$ (0.09, 0.05, 0.33, 0.17, 0.06) it is about 0.12 against 0.035. The seed-to-seed spread even contains the prompt
 #   noise (each seed's value has it), and most of it is left after taking that out: the models
 #   differ, and more prompts would not narrow the intervals much.
 #
