@@ -141,24 +141,24 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The head that finds the needle is sharp in range: at $L$ it puts 0.98 and 0.99 of the
-# question's attention on the needle (seeds 0 and 1), with an entropy of 0.19 and 0.04 of
-# uniform's $\ln k$. As the haystack grows, at $\lambda = 1$, it **is distracted**, much more
-# on seed 0 than on seed 1: at $8L$ its needle mass falls to 0.70 and 0.93, and its entropy
-# rises to 0.38 and 0.13 of $\ln k$. This is not what any long row does: uniform attention
-# keeps its entropy at exactly $\ln k$ (1.00 of it) at every length. The temperature
+# The head that finds the needle is sharp in range: at $L$ it puts 0.99 and 0.98 of the
+# question's attention on the needle (seeds 0 and 1), with an entropy of 0.13 and 0.08 of
+# uniform's $\ln k$. As the haystack grows, at $\lambda = 1$, it **is distracted**, a little
+# more on seed 1 than on seed 0: at $8L$ its needle mass falls to 0.87 and 0.82, and its
+# entropy rises to 0.19 and 0.24 of $\ln k$. This is not what any long row does: uniform
+# attention keeps its entropy at exactly $\ln k$ (1.00 of it) at every length. The temperature
 # **undoes most of the distraction**: with the best uniform $\lambda$ the mass at $8L$ is back
-# to 0.88 and 0.96 and the entropy to 0.18 and 0.04; head scaling gets 0.78 and 0.96.
+# to 0.95 and 0.94 and the entropy down to 0.08 and 0.05; head scaling gets 0.91 and 0.92.
 #
-# But the head's mass does not follow exact match. On seed 0 the temperature raises the
-# mass at $8L$ from 0.70 to 0.88 while exact match goes only from 0.48 to 0.50; on seed 1
-# the mass moves only from 0.93 to 0.96 while exact match goes from 0.27 to 0.49. And the
-# seed whose head keeps more of its focus at $8L$ (seed 1, 0.93 against 0.70) is the one
-# that retrieves less (0.27 against 0.48). So at this size the distraction of this one head
-# explains little of the lost retrieval. On seed 0 the model finds the needle again at $8L$
-# and still fails, so the loss presumably happens later, in reading the key out; on seed 1
-# the temperature's gain presumably comes through other heads or the read-out (neither
-# measured here; see question 1).
+# But the head's mass does not size exact match. The two move the same way: seed 1, whose
+# head loses more focus at $8L$ (0.82 against 0.87), retrieves less (0.30 against 0.48), and
+# the temperature gives it more of both (mass +0.12, exact match +0.20; on seed 0 +0.08 and
+# +0.02). Yet with the head's focus nearly back (0.95 and 0.94, against 0.99 and 0.98 at $L$)
+# exact match at $8L$ stays at 0.50 on both seeds, against 0.90 and 0.93 in range (lesson 9).
+# So at this size the distraction of this one head explains only part of the lost retrieval.
+# On seed 0 the model finds the needle again at $8L$ and still fails half the time, so the
+# rest of the loss presumably happens later, in reading the key out, or in other heads
+# (neither measured here; see question 1).
 #
 # How much the head's entropy rises is read, not asserted: two seeds of this messy task differ
 # too much to size it, or even to promise its direction on every seed and machine (trained on
@@ -231,11 +231,12 @@ plt.show()
 # The two fits disagree. Per length, $c$ = 0.443 and 0.371 (the best $\lambda$ at
 # $2L/4L/8L$ is 1.2/1.7/1.9 and 1.2/1.5/1.8, the same as lesson 7's search found), within 0.05
 # of the paper's 0.397 on these two seeds (how close moves with the seed: the best $\lambda$ at a
-# length can differ by a grid step or two between seeds). Per position, $a$ = 0.704 and 0.600: positions far past $L$ want much
-# more temperature than a per-length average says, because the mean loss of a sequence of
-# length $sL$ also counts its first $L$ positions, which are best near $\lambda = 1$. The paper's
-# 0.397 comes from the per-position fit of a billion-parameter model; ours, per position, is
-# 0.26 and 0.23 steeper than per length on the same table.
+# length can differ by a grid step or two between seeds). Per position, $a$ = 0.704 and 0.600:
+# positions far past $L$ want much more temperature than a per-length average says, because
+# the mean loss of a sequence of length $sL$ also counts its first $L$ positions, which are
+# best near $\lambda = 1$. The paper's 0.397 comes from the per-position fit of a
+# billion-parameter model; ours, per position, is 0.26 and 0.23 steeper than per length on
+# the same table.
 #
 # Asserted on every seed: the per-position $a$ is above the per-length $c$ of the same table by
 # more than 0.1, a paired comparison (the control: $c$ against itself, 0). We do not assert how
@@ -365,7 +366,7 @@ for seed in P.seeds:
 #
 # | | Wang et al. (2024) | here (CPU profile, seeds 0 and 1) |
 # |---|---|---|
-# | distraction | entropy grows with length; temperature restores it (paper) | the needle-finding head's mass 0.98 / 0.99 to 0.70 / 0.93 at 8L, back to 0.88 / 0.96 with $\lambda$; retrieval gains the other way round (+0.02 / +0.22), so the head's mass explains little of the loss |
+# | distraction | entropy grows with length; temperature restores it (paper) | the needle-finding head's mass 0.99 / 0.98 to 0.87 / 0.82 at 8L (entropy 0.13 / 0.08 to 0.19 / 0.24 of $\ln k$), back to 0.95 / 0.94 with $\lambda$; exact match at 8L only from 0.48 / 0.30 to 0.50 / 0.50 (0.90 / 0.93 in range), so the head's mass explains only part of the loss |
 # | $\lambda$ fit | per position, $a = 0.397$ (paper, appendix B; the fit is in `fig/fig_fit.ipynb` of its code) | per position $a$ = 0.70 / 0.60; per length $c$ = 0.44 / 0.37 |
 # | the fit applied | position-dependent scales did not help further (paper, section 2.4) | per row, the per-position rules lower the loss past $L$ at $8L$ to 2.83-2.85 nats (from 2.94), one $\lambda$ per length to 2.62 |
 # | extension ratio | NoPE about +20%, RoPE about +10% (paper) | 1.0 for all, intervals overlap; the rise past $L$ separates them (0.3 against 1.4-1.5 nats) |
@@ -373,11 +374,12 @@ for seed in P.seeds:
 # ## Takeaways
 #
 # - The head that finds the needle is distracted past $L$: at $\lambda = 1$ its needle mass falls
-#   from 0.98 and 0.99 at $L$ to 0.70 and 0.93 at $8L$ in the stored run, its entropy rises, and a
-#   temperature gives most of its focus back (0.88 and 0.96).
-# - But in text retrieval that head's focus does not follow exact match (seed 0 regains the focus
-#   but hardly any retrieval, seed 1 the other way round): one head's mass explains little; lesson
-#   12 looks at every head.
+#   from 0.99 and 0.98 at $L$ to 0.87 and 0.82 at $8L$ in the stored run, its entropy rises (from
+#   0.13 and 0.08 to 0.19 and 0.24 of $\ln k$), and a temperature gives most of its focus back
+#   (0.95 and 0.94).
+# - But in text retrieval that head's focus does not size exact match (with the focus nearly back,
+#   exact match at $8L$ stays at 0.50 on both seeds, 0.90 and 0.93 in range): one head's mass
+#   explains only part of the loss; lesson 12 looks at every head.
 # - How the paper's numbers are measured matters: fitted per position the slope is 0.70 and 0.60,
 #   steeper than 0.44 and 0.37 per length, yet one $\lambda$ per length lowers the loss at $8L$ more
 #   (2.62 against 2.83-2.85 nats); and the extension ratio is 1.0 for every model, while the rise
@@ -407,11 +409,12 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    That the needle-finding head's mass does not track retrieval. On seed 0 the temperature
-#    restored the head's focus (0.70 to 0.88 at $8L$) and not the retrieval (0.48 to 0.50); on seed
-#    1 retrieval gained 0.22 while the head's mass barely moved (0.93 to 0.96). If the fix acts
-#    through many heads at once, one head's focus can move without the answer, and the answer
-#    without it.
+#    That the needle-finding head's mass does not size retrieval. On seed 0 the temperature
+#    restored the head's focus (0.87 to 0.95 at $8L$, against 0.99 at $L$) and hardly the
+#    retrieval (0.48 to 0.50); on seed 1 retrieval gained 0.20 (0.30 to 0.50) for a mass gain of
+#    0.12 (0.82 to 0.94), and on both seeds exact match stays at 0.50 with the head's focus nearly
+#    back. If the fix acts through many heads at once, one head's focus can come back without the
+#    answer.
 #
 #    </details>
 #

@@ -17,9 +17,9 @@
 #
 # **Why another retrieval lesson.** Lessons 9 and 10 found the NoPE paper's *problem* (NoPE
 # keeps more retrieval past $L$ than RoPE) but its *fix* came out small and seed-dependent, and
-# the head that finds the needle did not explain the loss. A prompt made of text mixes several
-# failures: the filler is language the model reads and is distracted by in its own way, the
-# positions pass $L$, the model must also keep predicting text. Here we remove all but one.
+# the head that finds the needle explained only part of the loss. A prompt made of text mixes
+# several failures: the filler is language the model reads and is distracted by in its own way,
+# the positions pass $L$, the model must also keep predicting text. Here we remove all but one.
 # The filler is random letters: nothing in it can be read, learned or mistaken for the needle.
 # The model learns retrieval and nothing else. What can still go wrong past $L$ is that the
 # needle's share of attention shrinks as the haystack grows: distraction, in the sense of
