@@ -467,9 +467,9 @@ for steps in budgets:
 #   the budgets where it binds are printed below), and at every budget where it binds, dropping
 #   the clamp changes exact match by less than 0.05 (the whole paired interval); the control is
 #   the start's difference at 10 steps, which reaches above 0.05;
-# - without the clamp, the lowest temperature after 200 steps is below 0.95 on the mean, so the
+# - without the clamp, the lowest temperature after 200 steps is below 1 on the mean, so the
 #   clamp has something to hold back (with it the temperatures cannot go below 1); the control is
-#   the same run after 10 steps, whose lowest temperature stays above 0.95.
+#   the same run after 10 steps, whose lowest temperature stays above 1.
 
 # %%
 _, low, high = seed_interval(difference("start at 1", 200))
@@ -482,8 +482,8 @@ for steps in binding:
     assert -0.05 < low and high < 0.05, (steps, low, high)
 assert seed_interval(difference("start at 1", 10))[2] > 0.05   # the control of both bounds above
 lowest = {b: sum(runs["no clamp", b, s][1] for s in SEEDS) / len(SEEDS) for b in (10, 200)}
-assert lowest[200] < 0.95, lowest
-assert not lowest[10] < 0.95, lowest   # the control: the same test after 10 steps fails
+assert lowest[200] < 1, lowest   # measured 0.67-0.93 on five sets of seeds, kernels, machines
+assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps fails (1.28-1.34)
 
 # %% [markdown]
 # ## Our numbers next to the sources'
