@@ -4,34 +4,28 @@
     model, history = minilm.pretrained(config, minilm.Recipe(length=64, steps=500))
     models = minilm.pretrained_many({seed: (config, minilm.Recipe(seed=seed)) for seed in (0, 1)})
 
+Here are the names a reader and the lessons use most; the rest is one module away:
+``minilm.measure`` and ``minilm.scaling`` (every measurement and temperature tool),
+``minilm.experiments`` (the models and experiments several lessons share, built from a profile),
+``minilm.data`` (batches of every kind). ``checks`` (the exercise grader) and ``distributed``
+(the command line) are not loaded by ``import minilm``.
+
 Layers, bottom to top (each imports only from those below it): ``validation`` and
 ``profiles`` (the sizes); ``data`` and ``model``; ``training`` (the loop and the recipe);
 ``cache`` (``pretrained``), ``sampling`` and ``measure``; ``bench`` (``step_time``); ``scaling``;
-``experiments`` (the models and experiments lessons share). ``checks`` (the exercise grader)
-and ``distributed`` (the command line) are not loaded by ``import minilm``.
+``experiments``.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
-from .bench import step_time
+from . import data, experiments, measure, scaling
 from .cache import pretrained, pretrained_many
-from .data import Corpus, batches, default_corpus
-from .experiments import (
-    best_uniform_for_retrieval, causal_gau, causal_recipe, causal_transformer, controlled_head_scaled,
-    controlled_models, controlled_recipe, controlled_transformer, masked_lm_gau, masked_lm_recipe, nope_rope_models,
-    nope_rope_recipe, nope_rope_transformer, retrieval_head_scaled, retrieval_models, retrieval_recipe,
-)
+from .data import Corpus, default_corpus
 from .measure import (
-    attention_entropy, bootstrap_interval, bucket_means, entropy, eval_batches, evaluate, extension_ratio,
-    growth_exponent, log_normalisers, loss_by_length, loss_by_position, needle_attention, ngram_baselines,
-    over_seeds, position_probe_r2, prefix_gap, retrieval_accuracy, seed_interval,
+    attention_entropy, evaluate, loss_by_length, loss_by_position, over_seeds, retrieval_accuracy, seed_interval,
 )
-from .model import LM, Config, RopeScaling, apply_rope, attend, logn_factor, rope_angles, yarn_logit_scale
+from .model import GAU, LM, Config, RopeScaling, TransformerBlock, apply_rope, attend, rope_angles
 from .profiles import profile
-from .scaling import (
-    NOPE_FIT_C, fit_log_slope, fit_per_position, length_rule, mean_loss, temperature, train_head_scales,
-    uniform_temperature_by_position, uniform_temperature_search,
-)
 from .sampling import generate
-from .training import Recipe, lm_loss, pick_device, train
-
+from .scaling import at_lambda, length_rule, train_head_scales, uniform_temperature_search
+from .training import Recipe, train

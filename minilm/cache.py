@@ -5,8 +5,9 @@ side on a CPU.
 
 The key holds the Config, the Recipe, the corpus, the initial weights of a fine-tune, the
 torch version and a fingerprint of the code that decides weights: ``model.py``, ``data.py``
-and ``training.py``. This module is not part of it: rewording a message here, or in
-sampling and measurement, keeps every cached model.
+and ``training.py``, less their docstrings, messages and argument checks (``code_fingerprint``).
+This module is not part of it: rewording a message anywhere, or editing the cache, sampling or
+measurement, keeps every cached model.
 
 Its public face, which ``minilm.distributed`` uses too: ``cache_key``, ``cache_path``,
 ``resume_path``, ``load_cached``, ``prepare_cache`` and ``save_atomic``.
@@ -97,25 +98,45 @@ WEIGHT_CODE = ("model.py", "data.py", "training.py")  # the modules whose code d
 
 
 def code_fingerprint(sources) -> str:
-    """A hash of Python source code as the interpreter sees it: the syntax tree without
-    docstrings. Comments, docstrings, blank lines and line breaks do not change it; any change
-    to what the code does (a statement, a constant, a default, a name) does."""
+    """A hash of Python source code as the interpreter sees it, less what never decides a weight:
+    the syntax tree without docstrings, without the messages of ``raise`` statements, and without
+    the statements that only call an argument check (a function imported from ``validation``, or
+    ``check.*``). Comments, docstrings, messages, checks, blank lines and line breaks do not change
+    it; any change to what the code computes (a statement, a constant, a default, a name) does."""
     digest = hashlib.sha256()
     for source in sources:
         tree = ast.parse(source)
+        checks = {"check"} | {alias.asname or alias.name for node in ast.walk(tree)
+                              if isinstance(node, ast.ImportFrom) and node.module == "validation" and node.level == 1
+                              for alias in node.names}
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
                     and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                     and isinstance(body[0].value.value, str)):
                 node.body = body[1:] or [ast.Pass()]
+            if isinstance(node, ast.Raise):
+                node.exc = node.cause = None
+            for field in ("body", "orelse", "finalbody"):
+                statements = getattr(node, field, None)
+                if isinstance(statements, list) and any(_is_check(s, checks) for s in statements):
+                    setattr(node, field, [s for s in statements if not _is_check(s, checks)] or [ast.Pass()])
         digest.update(ast.dump(tree).encode())
     return digest.hexdigest()[:16]
 
 
+def _is_check(statement, checks) -> bool:
+    """``check.something(...)`` or ``one_of(...)`` (a name in ``checks``) as a statement of its own."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    return ((isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in checks)
+            or (isinstance(func, ast.Name) and func.id in checks))
+
+
 # Of the code this process imported, not of later edits. Editing model.py, data.py or
-# training.py in a way that changes what they do retires every cached model; improving
-# their comments or docstrings does not.
+# training.py in a way that changes what they compute retires every cached model; improving
+# their comments, docstrings, messages or argument checks does not.
 CODE_FINGERPRINT = code_fingerprint((Path(__file__).parent / name).read_text(encoding="utf-8")
                                     for name in WEIGHT_CODE)
 

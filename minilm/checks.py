@@ -34,11 +34,11 @@ import minilm
 
 from .data import batches, default_corpus
 from .measure import (
-    entropy, exact_match, extension_ratio, growth_exponent, needle_mass, position_probe_r2, prefix_gap, seed_interval,
+    entropy, exact_match, log_row_sums, extension_ratio, growth_exponent, needle_mass, position_probe_r2, prefix_gap, seed_interval,
     t_quantile,
 )
 from .model import (
-    GAU, LM, Config, apply_rope, attend, attention_scores, attention_weights, log_row_sums, logn_factor,
+    GAU, LM, Config, apply_rope, attend, attention_scores, attention_weights, logn_factor,
     position_temperature, relu2_divisor, rope_angles,
 )
 from .scaling import fit_log_slope, fit_per_position, length_rule

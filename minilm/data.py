@@ -68,6 +68,8 @@ class Corpus:
         if not isinstance(self.text, str) or not isinstance(self.name, str):
             raise ValueError(f"Corpus needs a text and a name, both str; got {type(self.text).__name__} "
                              f"and {type(self.name).__name__}")
+        if not self.text:
+            raise ValueError(f"corpus {self.name!r} holds no text (0 characters): a corpus needs text to train and measure on")
         if MASK in self.text:  # it would silently become the mask symbol of masked-LM batches
             raise ValueError(f"corpus {self.name!r} contains the NUL character (\\x00) at position "
                              f"{self.text.index(MASK)}; minilm reserves it for the mask symbol: remove it")
@@ -90,9 +92,10 @@ class Corpus:
 
     @classmethod
     def from_file(cls, path) -> "Corpus":
+        """The UTF-8 text of the file at ``path`` (a byte-order mark at its start is not text)."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as error:
             raise ValueError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start}); "
                              "convert it to UTF-8 first") from None
@@ -218,6 +221,13 @@ def retrieval_rows(corpus: Corpus, ids, batch_size: int, length: int, generator=
         raise ValueError(f"length {length} is too long for a retrieval window on {text} ({len(ids)} tokens): "
                          f"its filler takes {filler_len}")
     tok = corpus.tokenizer
+    needed = {"the marker": RETRIEVAL_MARK, "the question": RETRIEVAL_QUESTION, "the key's digits": "0123456789",
+              "random filler": RANDOM_FILLER if filler == "random" else ""}
+    for what, chars in needed.items():
+        missing = "".join(sorted(set(chars) - tok.index.keys()))
+        if missing:
+            raise ValueError(f"a retrieval window needs {what} ({chars!r}), but corpus {corpus.name!r} lacks "
+                             f"{missing!r}" + (": use filler='text'" if what == "random filler" else ""))
     mark, question = tok.encode(RETRIEVAL_MARK), tok.encode(RETRIEVAL_QUESTION)
     digit_ids = tok.encode("0123456789")
     if filler == "text":
@@ -270,7 +280,8 @@ def batches(corpus: Corpus, *, task: str, batch_size: int, length=None, lengths=
     integer("seed", seed)
     ids = corpus.split(split)
     window = max(choices) + (task == "causal")  # a causal window holds the inputs and one more target
-    if window > len(ids):
+    reads_text = not (retrieval == 1 and filler == "random")  # every batch a random-letter window: no text
+    if reads_text and window > len(ids):
         raise ValueError(f"length {max(choices)} is too long for the {split} split of corpus {corpus.name!r} "
                          f"({len(ids)} tokens)")
     filler_ids = ids if filler == "text" else None

@@ -16,7 +16,7 @@ as an attribute of the package the moment it is imported.
 Without torchrun's environment (RANK, WORLD_SIZE, ...) it is the single-process loop.
 Under torchrun, nanoGPT-style: the process group comes from that environment (NCCL on
 CUDA, one GPU per process, else gloo on the CPU); every process draws the same seeded
-global batch and trains on its slice of it, in ``train(..., shard=(rank, world_size))``,
+global batch and trains on its slice of it, in ``train(..., loss_of=shard_loss(model, rank, world_size))``,
 which wraps the model in DistributedDataParallel; only rank 0 prints, reads and writes
 files (it broadcasts a resume checkpoint to the others, so nodes need no shared disk);
 the process group is torn down at the end. The global batch stays ``recipe.batch_size``
@@ -55,7 +55,8 @@ import torch.distributed as dist
 from .data import Corpus, default_corpus
 from .cache import SAVE_ERRORS, cache_key, cache_path, load_cached, prepare_cache, resume_path, save_atomic, save_problem
 from .model import Config
-from .training import Recipe, check_finite_weights, check_pair, initial_model, pick_device, train_by_recipe
+from .training import (Recipe, check_finite_weights, check_pair, initial_model, pick_device, shard_loss,
+                       train_by_recipe)
 
 
 class _Throughput:
@@ -304,8 +305,8 @@ def main(argv=None) -> None:
         started = time.perf_counter()
         try:
             # as pretrained() trains: the same weights, bit for bit
-            history = train_by_recipe(model, recipe, speed.count(stream), progress=False, shard=(rank, world),
-                                      resume=resume, on_step=on_step)
+            history = train_by_recipe(model, recipe, speed.count(stream), progress=False, resume=resume,
+                                      loss_of=shard_loss(model, rank, world) if world > 1 else None, on_step=on_step)
         except _Stop:
             log(f"stopped after step {args.stop_after}; checkpoint {checkpoint_path}; rerun to resume (or delete "
                 "it to discard the run)")

@@ -15,7 +15,7 @@ from .data import Corpus
 from .measure import retrieval_accuracy
 from .model import LM, Config
 from .profiles import Profile
-from .scaling import temperature, train_head_scales
+from .scaling import at_lambda, train_head_scales
 from .training import Recipe
 from .validation import integer, is_sequence, one_of, positive_int
 
@@ -169,7 +169,7 @@ def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: st
     positive_int("length", length)
     scores = {}
     for lam in RETRIEVAL_LAMBDAS:
-        with temperature(model, lam):
+        with at_lambda(model, lam):
             scores[lam] = retrieval_accuracy(model, corpus, [length], RETRIEVAL_SEARCH["depths"],
                                              trials=RETRIEVAL_SEARCH["trials"], seed=RETRIEVAL_SEARCH["seed"],
                                              filler=filler).mean().item()

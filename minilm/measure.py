@@ -16,8 +16,8 @@ import torch.nn.functional as F
 
 from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
                    retrieval_rows)
-from .model import log_row_sums
-from .validation import boolean, finite_number, finite_numbers, integer, is_sequence, one_of, positive_int, positive_ints
+from .model import relu_over_row_peak
+from .validation import NORMS, boolean, finite_number, finite_numbers, integer, is_sequence, one_of, positive_int, positive_ints
 
 EVAL_SEED = 1234
 SEARCH_SEED = 4321  # the batches a setting (a temperature) is chosen on: never the ones it is scored on
@@ -150,6 +150,18 @@ def attention_entropy(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     model.eval()
     _, weights = model(_token_ids(model, idx), return_weights=True, **overrides)
     return torch.stack([entropy(w).mean(0) for w in weights]).cpu()
+
+
+def log_row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
+    """log Z_i, the log of the normaliser each row would need: Z_i = sum_j exp(S_ij) for softmax
+    (computed as a logsumexp, so large logits do not overflow), Z_i = sum_j relu(S_ij)^2 for relu^2
+    (-inf for a row of zeros), computed as 2 log m_i + log sum_j (relu(S_ij) / m_i)^2 with
+    m_i = max_j relu(S_ij), so it does not overflow either. norm='relu2_norm' is the same Z_i."""
+    one_of("attention norm", norm, NORMS)
+    if norm == "softmax":
+        return scores.logsumexp(dim=-1)
+    r, peak = relu_over_row_peak(scores)
+    return 2 * peak.squeeze(-1).log() + r.square().sum(dim=-1).log()
 
 
 @torch.no_grad()

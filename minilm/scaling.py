@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from .data import Corpus, batches
-from .measure import bucket_means, check_measurable, loss_by_length, loss_by_position
+from .measure import SEARCH_SEED, bucket_means, check_measurable, loss_by_length, loss_by_position
 from .model import yarn_logit_scale
 from .training import train
 from .validation import boolean, finite_number, finite_numbers, is_sequence, positive_int, storable_number
@@ -35,8 +35,8 @@ def _checked_grid(grid, dtype: torch.dtype = torch.float32) -> list:
 
 
 @contextmanager
-def temperature(model, value=None):
-    """``with temperature(model, 1.4): ...`` runs the block with every temperature set to
+def at_lambda(model, value=None):
+    """``with at_lambda(model, 1.4): ...`` runs the block with every logit multiplier lambda set to
     ``value`` (a number, or a (n_layer, n_head) tensor; None keeps them as they are), and puts
     ``model.temperature`` back as it was on any exit: on return, on an error, and when a
     notebook's stop button interrupts the block."""
@@ -66,15 +66,15 @@ def _broadcasts_to(shape, target) -> bool:
 
 
 @torch.no_grad()
-def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed: int) -> dict:
+def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed: int = SEARCH_SEED) -> dict:
     """{lambda: loss at ``length``} with every temperature set to lambda, on the validation
-    batches of ``seed``, which the caller names: search on SEARCH_SEED's, then score the chosen
-    lambda on EVAL_SEED's (``with temperature(model, lam): mean_loss(...)``), so its score is not
+    batches of ``seed``: by default SEARCH_SEED's, so that the chosen lambda, scored on EVAL_SEED's
+    (every measurement's default: ``with at_lambda(model, lam): mean_loss(...)``), is not scored by
     the minimum of its own search.
 
     Changes ``model.temperature`` while it runs, and restores it on any exit."""
     losses = {}
-    with temperature(model):
+    with at_lambda(model):
         for lam in _checked_grid(grid, model.temperature.dtype):
             model.temperature.fill_(lam)
             losses[lam] = mean_loss(model, corpus, length, seed=seed)
@@ -83,16 +83,16 @@ def uniform_temperature_search(model, corpus: Corpus, length: int, grid, *, seed
 
 @torch.no_grad()
 def uniform_temperature_by_position(model, corpus: Corpus, length: int, grid, *, sequences: int = 64,
-                                    seed: int) -> torch.Tensor:
+                                    seed: int = SEARCH_SEED) -> torch.Tensor:
     """Loss at every position of length-``length`` sequences with every temperature set to each
     lambda of ``grid``: shape (len(grid), length), over ``sequences`` validation sequences (those
-    of ``seed``). The per-position fit of Wang et al.'s code reads the best lambda at each position
+    of ``seed``, by default SEARCH_SEED's). The per-position fit of Wang et al.'s code reads the best lambda at each position
     off this table. Restores ``model.temperature`` on any exit."""
     positive_int("sequences", sequences)
     if sequences % 8:
         raise ValueError(f"sequences must be a multiple of 8 (they are read in batches of 8); got {sequences!r}")
     rows = []
-    with temperature(model):
+    with at_lambda(model):
         for lam in _checked_grid(grid, model.temperature.dtype):
             model.temperature.fill_(lam)
             rows.append(loss_by_position(model, corpus, length, batch_size=8, n_batches=sequences // 8,
@@ -132,6 +132,10 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
         done += 1
         if clamp:
             m.temperature.clamp_(min=1.0)
+        if not m.temperature.isfinite().all().item():  # a sync, beside the one train() makes for the loss
+            raise FloatingPointError(f"head-scale training diverged at step {done} of {steps}: the temperatures are "
+                                     f"{m.temperature.tolist()}; try a lower lr than {lr}, or a start nearer 1 "
+                                     f"than {start}")
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     saved = model.temperature.detach().clone()
     finished = False
@@ -141,15 +145,8 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
         with torch.no_grad():
             model.temperature.fill_(start)
         model.temperature.requires_grad_(True)
-        try:
-            history = train(model, stream, steps=steps, lr=lr, warmup=10, after_step=after_step,
-                            progress=progress, desc=f"head scales from {start}, clamp {clamp}")
-        except ValueError as error:  # the forward pass refuses the temperatures a step made inf or nan
-            if model.temperature.isfinite().all():  # checked here, not after every step: no sync in the loop
-                raise
-            raise FloatingPointError(f"head-scale training diverged at step {done} of {steps}: the temperatures are "
-                                     f"{model.temperature.tolist()}; try a lower lr than {lr}, or a start nearer 1 "
-                                     f"than {start}") from error
+        history = train(model, stream, steps=steps, lr=lr, warmup=10, after_step=after_step, progress=progress,
+                        desc=f"head scales from {start}, clamp {clamp}")
         finished = True
     finally:
         if not finished:

@@ -20,7 +20,8 @@ from tqdm import tqdm
 
 from .data import FILLERS, IGNORE_INDEX, Corpus, batches, check_no_target_leakage
 from .model import LM, Config
-from .validation import finite_number, integer, one_of, plain_fields, positive_int, positive_ints
+from . import validation as check
+from .validation import plain_fields
 
 
 def pick_device() -> torch.device:
@@ -59,45 +60,31 @@ def adamw(params, *, lr: float, weight_decay: float = 0.01) -> torch.optim.AdamW
 
 def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50,
           weight_decay: float = 0.01, clip: float = 1.0, after_step=None, desc="training",
-          progress=True, shard=None, resume=None, on_step=None) -> list[float]:
+          progress=True, loss_of=None, resume=None, on_step=None) -> list[float]:
     """AdamW on the parameters that require grad, warmup + cosine, gradient clipping.
 
     ``after_step(model)`` runs after every optimiser step (head-based scaling clamps
     its temperatures there). Returns the training loss of every step.
 
     Three keywords serve ``python -m minilm.distributed`` (lessons never pass them):
-    ``shard=(rank, world_size)``, with a torch.distributed process group set up: every
-    process draws the same global batch of B from ``batch_stream`` and trains on rows
-    ``rank*B/W`` to ``(rank+1)*B/W``, the model wrapped in DistributedDataParallel; see
-    ``_shard_loss`` for why that equals one process on the whole batch.
+    ``loss_of(x, y)`` -> (the loss to backpropagate, the batch's mean loss), by default
+    lm_loss of the model on the whole batch (under DDP: ``shard_loss``);
     ``resume={"step", "optimizer", "history"}`` continues a run from a checkpoint (the
-    caller has loaded the weights and fast-forwarded the stream by ``step`` batches).
+    caller has loaded the weights and fast-forwarded the stream by ``step`` batches);
     ``on_step(step, optimizer, history)`` runs after every step (``step``: steps done).
 
     A run that diverges (a loss, or at the end a weight, that is inf or nan) raises
     FloatingPointError naming the step: its weights are ruined, and returned they would be cached.
     """
-    positive_int("steps", steps)
-    finite_number("lr", lr, above=0)
-    integer("warmup", warmup, at_least=0)
-    finite_number("weight_decay", weight_decay, at_least=0)
-    finite_number("clip", clip, above=0)
-    if not hasattr(batch_stream, "__next__"):
-        raise ValueError("batch_stream must be an iterator of (x, y) batches, as minilm.batches() returns; "
-                         f"got {type(batch_stream).__name__}")
+    check.train_args(model, batch_stream, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay, clip=clip)
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
-    if not trainable:
-        raise ValueError("the model has no parameter that requires grad; nothing to train")
     params = [p for _, p in trainable]
     # Temperatures are never decayed: decay would pull them toward 0, i.e. toward uniform attention.
     groups = [{"params": [p for name, p in trainable if name != "temperature"]},
               {"params": [p for name, p in trainable if name == "temperature"], "weight_decay": 0.0}]
-    device = next(model.parameters()).device
     optimizer = adamw([g for g in groups if g["params"]], lr=lr, weight_decay=weight_decay)
-    rank, world = shard or (0, 1)
-    net = model  # runs forward; the groups above use the bare names ("temperature", not "module.temperature")
-    if world > 1:
-        net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None)
+    device = next(model.parameters()).device
+    loss_of = loss_of or (lambda x, y: (lm_loss(model(x.to(device)), y.to(device)),) * 2)
     history, start = [], 0
     if resume is not None:
         optimizer.load_state_dict(resume["optimizer"])
@@ -109,11 +96,7 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, lr=lr, warmup=min(warmup, steps), steps=steps)
-        x, y = next(batch_stream)
-        if world > 1:
-            loss, logged = _shard_loss(net, x, y, rank, world, device)
-        else:
-            loss = logged = lm_loss(model(x.to(device)), y.to(device))
+        loss, logged = loss_of(*next(batch_stream))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, clip)
@@ -145,8 +128,18 @@ def check_finite_weights(model, step: int, lr: float) -> None:
                              f"try a lower learning rate than lr={lr}")
 
 
+def shard_loss(model, rank: int, world: int):
+    """train()'s ``loss_of`` for process ``rank`` of ``world`` under torch.distributed (a process
+    group set up): the model wrapped in DistributedDataParallel, on its share of every global
+    batch (every process draws the same one; see _shard_loss)."""
+    device = next(model.parameters()).device
+    net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None)
+    return lambda x, y: _shard_loss(net, x, y, rank, world, device)
+
+
 def _shard_loss(net, x, y, rank: int, world: int, device):
-    """This process's share of the global batch (x, y): (loss to backpropagate, global mean loss).
+    """This process's share of the global batch (x, y), rows ``rank*B/W`` to ``(rank+1)*B/W``:
+    (loss to backpropagate, global mean loss).
 
     The loss is (sum of this shard's token losses) x W / (targets in the whole batch).
     DistributedDataParallel averages gradients over the W processes, so their mean is the
@@ -163,7 +156,6 @@ def _shard_loss(net, x, y, rank: int, world: int, device):
     mean = total.detach() / count
     torch.distributed.all_reduce(mean)  # the sum over processes: the global batch's mean loss
     return total * (world / count), mean
-
 
 
 @contextmanager
@@ -206,30 +198,10 @@ class Recipe:
 
     def __post_init__(self):
         plain_fields(self)
-        one_of("Recipe.task", self.task, ("causal", "mlm"))
-        if self.lengths is not None:
-            positive_ints("Recipe.lengths", self.lengths)
-            # a tuple of ints whatever was given (a list from JSON, a range, an array): the recipe
-            # stays hashable, and equal recipes make one cache key
+        check.recipe(self, FILLERS)
+        if self.lengths is not None:  # a tuple of ints whatever was given (a list from JSON, a range, an
+            # array): the recipe stays hashable, and equal recipes make one cache key
             object.__setattr__(self, "lengths", tuple(int(length) for length in self.lengths))
-        if (self.length is None) == (self.lengths is None):
-            raise ValueError("give a Recipe exactly one of length (one length) or lengths (mixed lengths, "
-                             f"with length=None); got length={self.length!r}, lengths={self.lengths!r}")
-        if self.length is not None:
-            positive_int("Recipe.length", self.length)
-        positive_int("Recipe.steps", self.steps)  # 0 steps would cache an untrained model
-        positive_int("Recipe.batch_size", self.batch_size)
-        finite_number("Recipe.lr", self.lr, above=0)
-        integer("Recipe.warmup", self.warmup, at_least=0)
-        finite_number("Recipe.weight_decay", self.weight_decay, at_least=0)
-        integer("Recipe.seed", self.seed)
-        finite_number("Recipe.retrieval", self.retrieval, at_least=0, at_most=1)
-        one_of("Recipe.filler", self.filler, FILLERS)
-        if self.filler != "text" and not self.retrieval:
-            raise ValueError(f"Recipe.filler={self.filler!r} fills retrieval windows, and retrieval=0 draws none; "
-                             "set retrieval > 0 or leave filler='text'")
-        if self.retrieval and self.task != "causal":
-            raise ValueError(f"Recipe.retrieval needs task='causal' (the answer comes last); got task={self.task!r}")
 
     def stream(self, corpus: Corpus):
         """The seeded stream of training batches this recipe draws from ``corpus``."""
@@ -277,11 +249,11 @@ def initial_model(config: Config, recipe: Recipe, init: LM | None = None) -> LM:
 
 
 def train_by_recipe(model, recipe: Recipe, stream, *, progress: bool = True, desc: str = "training",
-                    shard=None, resume=None, on_step=None) -> list[float]:
+                    loss_of=None, resume=None, on_step=None) -> list[float]:
     """train() with the recipe's steps, learning rate, warmup and weight decay, on one CPU
     thread (see one_thread_on_cpu). ``stream`` is ``recipe.stream(corpus)``: the caller may
     wrap it (to count tokens) or fast-forward it (to resume). Returns the loss history."""
     with one_thread_on_cpu(model.device):
         return train(model, stream, steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup,
-                     weight_decay=recipe.weight_decay, progress=progress, desc=desc, shard=shard,
+                     weight_decay=recipe.weight_decay, progress=progress, desc=desc, loss_of=loss_of,
                      resume=resume, on_step=on_step)

@@ -129,3 +129,241 @@ def boolean(name: str, value) -> None:
     """True or False exactly: 'yes', 1 or None are refused, since each reads as a different intent."""
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False; got {value!r}")
+
+
+# ----------------------------------------------------------------------------
+# The model's settings and inputs (model.py calls each of these once, at its boundary)
+# ----------------------------------------------------------------------------
+
+NORMS = ("softmax", "relu2", "relu2_norm")
+N_MODES = ("length", "row")  # besides a positive int (a fixed n)
+BLOCKS = ("gau", "transformer")
+POSITIONS = ("rope", "nope")
+ROPE_SCALINGS = ("pi", "ntk", "yarn")
+EVAL_SETTINGS = ("n", "logn_base", "rope_scaling")  # what model(idx, ...) may evaluate under
+ROPE_SCALING_KEYS = {"kind", "factor", "train_len"}
+
+
+def attention_setting(norm, n, logn_base) -> None:
+    """(norm, n, logn_base) is a valid attention setting."""
+    one_of("attention norm", norm, NORMS)
+    if norm == "relu2":
+        if not (isinstance(n, str) and n in N_MODES) and not (_is_int(n) and n >= 1):
+            raise ValueError(f"norm='relu2' needs n: a positive int (fixed n), 'length' or 'row'; got n={n!r}")
+    elif n is not None:
+        raise ValueError(f"n={n!r} only applies to norm='relu2'; norm={norm!r} takes no n")
+    if logn_base is not None:
+        # inf would make every log-n factor 0: uniform attention, never what was meant
+        finite_number("logn_base", logn_base, above=1, why="the training length L")
+
+
+def rope_scaling(scaling) -> None:
+    """The fields of a RopeScaling."""
+    one_of("RoPE scaling", scaling.kind, ROPE_SCALINGS)
+    # inf would turn the frequencies into 0 or nan
+    finite_number("RoPE scaling factor", scaling.factor, at_least=1, why="target / training length")
+    positive_int("RoPE scaling train_len", scaling.train_len)
+
+
+def rope_scaling_dict(values: dict) -> None:
+    """A RopeScaling as Config.to_dict() writes it."""
+    if set(values) != ROPE_SCALING_KEYS:
+        raise ValueError("Config.rope_scaling as a dict needs exactly the keys 'kind', 'factor', "
+                         f"'train_len'; got {values!r}")
+
+
+def rope_args(dim, base, scaling, scaling_class) -> None:
+    """RoPE of query width ``dim`` at ``base``, scaled by ``scaling`` (None or a ``scaling_class``)."""
+    positive_int("RoPE dim", dim)
+    if dim % 2:
+        raise ValueError(f"RoPE rotates pairs of dimensions; the query width {dim} must be even")
+    finite_number("rope_base", base, above=1, why="theta_i = base^(-2i/dim) must fall with i")
+    if scaling is not None and not isinstance(scaling, scaling_class):
+        raise ValueError(f"rope_scaling must be None or a RopeScaling(kind, factor, train_len); got {scaling!r}")
+    if scaling is not None and scaling.kind == "ntk" and dim == 2:
+        # base * s^(dim / (dim - 2)): one frequency pair leaves nothing to rescale but the fastest
+        raise ValueError("NTK-aware RoPE scaling needs a query width > 2 (it divides by dim - 2); got 2")
+
+
+def rope_shapes(x, angles) -> None:
+    """apply_rope's angles are (T, dim/2) for x of shape (..., T, dim)."""
+    if angles.shape != (x.shape[-2], x.shape[-1] // 2):
+        raise ValueError(f"angles must be (T, dim/2) = {(x.shape[-2], x.shape[-1] // 2)} for x of shape "
+                         f"{tuple(x.shape)}; got {tuple(angles.shape)}")
+
+
+def config(c, scaling_class) -> None:
+    """Every field of a model Config, and the combinations the model would silently ignore."""
+    for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_qk", "expansion", "max_len"):
+        positive_int(f"Config.{name}", getattr(c, name))
+    one_of("block", c.block, BLOCKS)
+    one_of("pos", c.pos, POSITIONS)
+    boolean("Config.causal", c.causal)
+    boolean("Config.learn_temperature", c.learn_temperature)
+    if c.block == "gau" and c.n_head != 1:
+        raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={c.n_head})")
+    if c.block == "transformer" and c.d_model % c.n_head:
+        raise ValueError(f"d_model={c.d_model} is not divisible by n_head={c.n_head}")
+    # A field the chosen block or position does not use must keep its default: set to anything
+    # else it would do nothing, silently (and still change the cache key).
+    ignored = {}  # field -> the setting that ignores it
+    if c.block == "transformer":
+        ignored.update(d_qk="block='transformer'", expansion="block='transformer'")
+    if c.pos == "nope":
+        ignored.update(rope_base="pos='nope'")
+    defaults = {f.name: f.default for f in fields(c)}
+    for name, setting in ignored.items():
+        if getattr(c, name) != defaults[name]:
+            raise ValueError(f"Config.{name}={getattr(c, name)!r} has no effect with {setting}; "
+                             f"leave it at its default {defaults[name]!r}")
+    attention_setting(c.norm, c.n, c.logn_base)
+    if c.rope_scaling is not None and c.pos != "rope":
+        raise ValueError(f"rope_scaling={c.rope_scaling} needs pos='rope'; got pos={c.pos!r}")
+    if c.pos == "rope":
+        rope_args(c.head_dim, c.rope_base, c.rope_scaling, scaling_class)
+
+
+def config_dict(values, known) -> None:
+    """What Config.from_dict reads: a dict of the ``known`` field names, vocab_size among them."""
+    if not isinstance(values, dict):
+        raise ValueError(f"Config.from_dict needs a dict (as to_dict() returns); got {type(values).__name__}")
+    unknown = [key for key in values if key not in known]
+    if unknown:
+        raise ValueError(f"Config.from_dict: unknown key(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(known)}")
+    if "vocab_size" not in values:
+        raise ValueError("Config.from_dict: the key 'vocab_size' is required")
+
+
+def row_multipliers(name: str, values) -> None:
+    """A tensor of one logit multiplier per query row, every one finite (one host-device sync)."""
+    if not torch.isfinite(values).all().item():
+        raise ValueError(f"{name} must be finite; got {values.tolist()}")
+
+
+def position_rule(slope, L, T, dtype) -> None:
+    """The per-position rule lambda_i = 1 + a ln(n_i / L): a >= 0, L a length, and its largest
+    multiplier (at the last row) within what ``dtype`` holds: a = 1e39 is a finite float, but
+    its multipliers are inf, and the logits nan."""
+    finite_number("position_scale slope a", slope, at_least=0)
+    positive_int("position_scale L", L)
+    storable_number("position_scale slope a", slope, dtype, where="the logit multipliers")
+    largest = 1 + slope * max(0.0, math.log(max(T, 1) / L))
+    if largest > torch.finfo(dtype).max:
+        raise ValueError(f"position_scale slope a={slope!r} multiplies the logits at length {T} by {largest:.3g}, "
+                         f"more than {dtype_name(dtype)} holds; give a smaller slope")
+
+
+def attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale) -> None:
+    """Everything attend() takes: tensors of matching shapes and one floating dtype, a valid
+    setting, and finite multipliers (a nan or inf scale gives zeros from the fused CPU kernel for
+    short rows and nan for long ones; one host-device sync for a tensor scale or row_scale)."""
+    attention_setting(norm, n, logn_base)
+    boolean("causal", causal)
+    if not all(torch.is_tensor(t) for t in (q, k, v)):
+        raise ValueError(f"q, k and v must be tensors; got {', '.join(type(t).__name__ for t in (q, k, v))}")
+    if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
+        raise ValueError(
+            "attend expects q, k of shape (B, H, T, d) and v of shape (B, H, T, e); got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+        )
+    if not (q.dtype == k.dtype == v.dtype and q.is_floating_point()):
+        raise ValueError(f"q, k and v must be floating point, of one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
+    if torch.is_tensor(scale):
+        if scale.shape != (q.shape[1],):
+            raise ValueError(
+                f"a tensor scale holds one temperature per head, shape ({q.shape[1]},); got {tuple(scale.shape)}"
+            )
+        if not torch.isfinite(scale).all().item():
+            raise ValueError(f"scale must be finite (one temperature per head); got {scale.tolist()}")
+    elif scale is not None:
+        finite_number("scale", scale, why="a temperature: None, a number or a (H,) tensor")
+    if row_scale is not None:
+        if not torch.is_tensor(row_scale) or row_scale.shape != (q.shape[2],):
+            got = tuple(row_scale.shape) if torch.is_tensor(row_scale) else type(row_scale).__name__
+            raise ValueError(f"row_scale holds one multiplier per query row, a tensor of shape ({q.shape[2]},); "
+                             f"got {got}")
+        row_multipliers("row_scale", row_scale)
+
+
+def lm_input(model, idx, setting: dict, position_scale, return_weights, return_scores) -> None:
+    """What LM.forward takes, checked on the host: token ids of shape (B, T) on the model's
+    device, at most max_len long; settings it can be evaluated under (EVAL_SETTINGS; Config
+    checks their values); position_scale a pair (a, L) (position_temperature checks a and L)."""
+    c = model.config
+    if return_weights and return_scores:
+        raise ValueError("ask for return_weights or return_scores, not both")
+    if not torch.is_tensor(idx) or idx.dtype not in (torch.int64, torch.int32):
+        got = idx.dtype if torch.is_tensor(idx) else type(idx).__name__
+        raise ValueError(f"idx must be a LongTensor of token ids; got {got}")
+    if idx.ndim != 2:
+        raise ValueError(f"idx must be a (B, T) LongTensor of token ids; got shape {tuple(idx.shape)}")
+    if idx.device != model.device:
+        raise ValueError(f"idx is on {idx.device} but the model is on {model.device}; "
+                         "build it there or move it with idx.to(model.device)")
+    if idx.shape[1] > c.max_len:
+        raise ValueError(f"sequence length {idx.shape[1]} exceeds this model's max_len={c.max_len}")
+    unknown = [name for name in setting if name not in EVAL_SETTINGS]
+    if unknown:
+        raise ValueError(f"a model is evaluated under another {', '.join(EVAL_SETTINGS)}; "
+                         f"got {', '.join(map(repr, unknown))}")
+    if setting.get("rope_scaling") is not None and c.pos != "rope":
+        raise ValueError(f"rope_scaling={setting['rope_scaling']} needs a RoPE model; this one has pos={c.pos!r}")
+    if position_scale is not None:
+        if not isinstance(position_scale, tuple) or len(position_scale) != 2:
+            raise ValueError(f"position_scale must be a pair (a, L): slope and training length; got {position_scale!r}")
+
+
+def lm_values(model, idx) -> None:
+    """Token ids within the vocabulary and finite temperatures, in one host-device sync: an id
+    out of range is otherwise torch's bare "index out of range in self", and a nan temperature
+    zeros or nan weights, silently."""
+    vocab = model.config.vocab_size
+    if (((idx >= 0) & (idx < vocab)).all() & torch.isfinite(model.temperature).all()).item():
+        return
+    bad = idx[(idx < 0) | (idx >= vocab)]
+    if bad.numel():
+        raise ValueError(f"token id {bad[0].item()} is out of range: ids must be in [0, {vocab}) "
+                         f"(vocab_size={vocab}); were they made by another corpus's tokenizer than the "
+                         "model was trained with?")
+    raise ValueError(f"model.temperature must be finite; got {model.temperature.tolist()}")
+
+
+def train_args(model, batch_stream, *, steps, lr, warmup, weight_decay, clip) -> None:
+    """What training.train takes: a model with something to train, an iterator of batches, and
+    its numbers."""
+    positive_int("steps", steps)
+    finite_number("lr", lr, above=0)
+    integer("warmup", warmup, at_least=0)
+    finite_number("weight_decay", weight_decay, at_least=0)
+    finite_number("clip", clip, above=0)
+    if not hasattr(batch_stream, "__next__"):
+        raise ValueError("batch_stream must be an iterator of (x, y) batches, as minilm.batches() returns; "
+                         f"got {type(batch_stream).__name__}")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("the model has no parameter that requires grad; nothing to train")
+
+
+def recipe(r, fillers) -> None:
+    """Every field of a training Recipe (``fillers``: the kinds of retrieval filler)."""
+    one_of("Recipe.task", r.task, ("causal", "mlm"))
+    if r.lengths is not None:
+        positive_ints("Recipe.lengths", r.lengths)
+    if (r.length is None) == (r.lengths is None):
+        raise ValueError("give a Recipe exactly one of length (one length) or lengths (mixed lengths, "
+                         f"with length=None); got length={r.length!r}, lengths={r.lengths!r}")
+    if r.length is not None:
+        positive_int("Recipe.length", r.length)
+    positive_int("Recipe.steps", r.steps)  # 0 steps would cache an untrained model
+    positive_int("Recipe.batch_size", r.batch_size)
+    finite_number("Recipe.lr", r.lr, above=0)
+    integer("Recipe.warmup", r.warmup, at_least=0)
+    finite_number("Recipe.weight_decay", r.weight_decay, at_least=0)
+    integer("Recipe.seed", r.seed)
+    finite_number("Recipe.retrieval", r.retrieval, at_least=0, at_most=1)
+    one_of("Recipe.filler", r.filler, fillers)
+    if r.filler != "text" and not r.retrieval:
+        raise ValueError(f"Recipe.filler={r.filler!r} fills retrieval windows, and retrieval=0 draws none; "
+                         "set retrieval > 0 or leave filler='text'")
+    if r.retrieval and r.task != "causal":
+        raise ValueError(f"Recipe.retrieval needs task='causal' (the answer comes last); got task={r.task!r}")

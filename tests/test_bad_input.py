@@ -12,9 +12,10 @@ import torch
 from minilm.data import RETRIEVAL_DIGITS, Corpus, batches, default_corpus, mlm_batch, retrieval_batch
 from minilm.measure import (bootstrap_interval, bucket_means, evaluate, extension_ratio, growth_exponent,
                             loss_by_length, needle_attention, retrieval_accuracy)
-from minilm.model import (LM, Config, RopeScaling, attend, attention_weights, log_row_sums,
+from minilm.measure import log_row_sums
+from minilm.model import (LM, Config, RopeScaling, attend, attention_weights,
                           rope_frequencies)
-from minilm.scaling import (fit_per_position, temperature, train_head_scales, uniform_temperature_by_position,
+from minilm.scaling import (fit_per_position, at_lambda, train_head_scales, uniform_temperature_by_position,
                             uniform_temperature_search)
 from minilm.cache import pretrained
 from minilm.sampling import generate
@@ -61,7 +62,7 @@ def with_nan_temperature():
 
 
 def enter_nan_temperature():
-    with temperature(tiny(), NAN):
+    with at_lambda(tiny(), NAN):
         pass
 
 

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from minilm import Corpus, batches, default_corpus
+from minilm import Corpus, default_corpus
+from minilm.data import batches
 from minilm.data import IGNORE_INDEX, MASK
 
 

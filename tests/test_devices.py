@@ -79,7 +79,7 @@ def test_the_fake_accelerator_catches_a_cpu_tensor_fed_to_a_model_on_it(corpus):
     # The control: lesson 2's prefix cell as it was written (a CPU batch fed to the model)
     # must fail, or the tests below would prove nothing.
     model = tiny(corpus)
-    x = minilm.eval_batches(corpus, task="causal", length=16, batch_size=2, n_batches=1)[0][0]
+    x = minilm.measure.eval_batches(corpus, task="causal", length=16, batch_size=2, n_batches=1)[0][0]
     with FakeAccelerator(), pytest.raises((DeviceMismatch, ValueError), match="cpu"):
         model(x)
     with FakeAccelerator(), pytest.raises(DeviceMismatch):
@@ -88,11 +88,11 @@ def test_the_fake_accelerator_catches_a_cpu_tensor_fed_to_a_model_on_it(corpus):
 
 def test_a_batch_built_on_the_model_device_runs(corpus):
     model = tiny(corpus)
-    x, y = minilm.eval_batches(corpus, task="causal", length=16, batch_size=2, n_batches=1,
+    x, y = minilm.measure.eval_batches(corpus, task="causal", length=16, batch_size=2, n_batches=1,
                                device=model.device)[0]
     with FakeAccelerator():
         logits = model(x)
-        minilm.lm_loss(logits, y).item()
+        minilm.training.lm_loss(logits, y).item()
     assert logits.device == model.device == ACCELERATOR
 
 
@@ -107,16 +107,16 @@ CALLS = {
     "evaluate": lambda m, c: minilm.evaluate(m, c, task="causal", length=16, n_batches=1),
     "evaluate mlm": lambda m, c: minilm.evaluate(m, c, task="mlm", length=16, n_batches=1),
     "token_losses": lambda m, c: minilm.measure.token_losses(m, c, task="causal", length=16, n_batches=1),
-    "prefix_gap": lambda m, c: minilm.prefix_gap(m, c.val[:32].view(2, 16), 8),
-    "step_time": lambda m, c: minilm.step_time(m, c.val[:32].view(2, 16), c.val[1:33].view(2, 16), repeats=1),
+    "prefix_gap": lambda m, c: minilm.measure.prefix_gap(m, c.val[:32].view(2, 16), 8),
+    "step_time": lambda m, c: minilm.bench.step_time(m, c.val[:32].view(2, 16), c.val[1:33].view(2, 16), repeats=1),
     "loss_by_length": lambda m, c: minilm.loss_by_length(m, c, [8, 16], tokens=256),
     "loss_by_position": lambda m, c: minilm.loss_by_position(m, c, 16, n_batches=1),
     "attention_entropy": lambda m, c: minilm.attention_entropy(m, c.val[:32].view(2, 16)),
-    "log_normalisers": lambda m, c: minilm.log_normalisers(m, c.val[:32].view(2, 16)),
+    "log_normalisers": lambda m, c: minilm.measure.log_normalisers(m, c.val[:32].view(2, 16)),
     "retrieval_accuracy": lambda m, c: minilm.retrieval_accuracy(m, c, [16], [0.5], trials=2),
-    "needle_attention": lambda m, c: minilm.needle_attention(m, c, 16, depths=[0.5], trials=2),
+    "needle_attention": lambda m, c: minilm.measure.needle_attention(m, c, 16, depths=[0.5], trials=2),
     "generate": lambda m, c: minilm.generate(m, c.tokenizer, "def ", 3),
-    "train": lambda m, c: minilm.train(m, minilm.batches(c, task="causal", batch_size=2, length=16),
+    "train": lambda m, c: minilm.train(m, minilm.data.batches(c, task="causal", batch_size=2, length=16),
                                        steps=2, progress=False),
     "uniform_temperature_search": lambda m, c: minilm.scaling.uniform_temperature_search(m, c, 16, [1.0, 1.5], seed=0),
     "train_head_scales": lambda m, c: minilm.scaling.train_head_scales(m, c, length=16, start=1.2, steps=2,

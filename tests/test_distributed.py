@@ -101,7 +101,7 @@ def test_shard_losses_weighted_by_target_counts_give_the_masked_lm_gradient():
     try:
         torch.manual_seed(0)
         model = minilm.LM(Config(vocab_size=VOCAB, causal=False, **CONFIG))
-        x, y = next(minilm.batches(default_corpus(), task="mlm", batch_size=8, length=16, seed=0))
+        x, y = next(minilm.data.batches(default_corpus(), task="mlm", batch_size=8, length=16, seed=0))
         assert (y[:4] != IGNORE_INDEX).sum() != (y[4:] != IGNORE_INDEX).sum()
         lm_loss(model(x), y).backward()
         whole = [p.grad.clone() for p in model.parameters() if p.grad is not None]

@@ -5,7 +5,8 @@ import math
 import torch
 
 import minilm
-from minilm import bucket_means, default_corpus, entropy
+from minilm import default_corpus
+from minilm.measure import bucket_means, entropy
 
 
 def test_entropy_of_uniform_rows_is_log_n_and_of_one_hot_is_zero():
@@ -34,7 +35,7 @@ def test_entropy_and_normalisers_have_one_value_per_layer_head_position():
     assert ent.shape == (2, 2, 12)
     assert ent[:, :, 0].abs().max() < 1e-6          # the first query sees one key
     assert (ent <= torch.log(torch.arange(1, 13.0)) + 1e-5).all()
-    log_z = minilm.log_normalisers(model, idx)
+    log_z = minilm.measure.log_normalisers(model, idx)
     _, scores = model(idx, return_scores=True)
     torch.testing.assert_close(log_z[0], scores[0].exp().sum(-1).log().mean(0))
 
@@ -44,7 +45,7 @@ def test_normalisers_of_a_relu2_model_sum_relu_squared():
     idx = torch.randint(0, default_corpus().tokenizer.vocab_size, (2, 12))
     _, scores = model(idx, return_scores=True)
     expected = torch.clamp(scores[1], min=0).square().sum(-1).log().mean(0)
-    torch.testing.assert_close(minilm.log_normalisers(model, idx)[1], expected)
+    torch.testing.assert_close(minilm.measure.log_normalisers(model, idx)[1], expected)
 
 
 def test_losses_by_length_and_position():
@@ -70,7 +71,7 @@ def test_ngram_baselines_of_the_default_corpus_match_counts_made_in_plain_python
     unigram, bigram, first = Counter(train), Counter(zip(train, train[1:])), Counter(train[:-1])
     unigram_nll = -sum(math.log((unigram[c] + eps) / (cut + V * eps)) for c in val) / len(val)
     bigram_nll = -sum(math.log((bigram[a, b] + eps) / (first[a] + V * eps)) for a, b in zip(val, val[1:])) / (len(val) - 1)
-    baselines = minilm.ngram_baselines(corpus)
+    baselines = minilm.measure.ngram_baselines(corpus)
     assert abs(baselines["unigram"] - unigram_nll) < 1e-6 and abs(baselines["bigram"] - bigram_nll) < 1e-6
     assert baselines["bigram"] < baselines["unigram"] < math.log(V)
 
@@ -78,28 +79,28 @@ def test_ngram_baselines_of_the_default_corpus_match_counts_made_in_plain_python
 def test_ngram_baselines_of_a_deterministic_text_are_near_zero_for_the_bigram(tmp_path):
     path = tmp_path / "abc.txt"
     path.write_text("abc" * 400)
-    baselines = minilm.ngram_baselines(minilm.Corpus.from_file(path))
+    baselines = minilm.measure.ngram_baselines(minilm.Corpus.from_file(path))
     assert baselines["bigram"] < 0.01 and abs(baselines["unigram"] - math.log(3)) < 0.01
 
 
 def test_growth_exponent_recovers_powers():
     ns = [8, 16, 32, 64, 128]
-    assert abs(minilm.growth_exponent(ns, [3 * n for n in ns]) - 1) < 1e-9
-    assert abs(minilm.growth_exponent(ns, [5.0] * 5)) < 1e-9
-    assert abs(minilm.growth_exponent(ns, [n ** 0.5 for n in ns]) - 0.5) < 1e-9
+    assert abs(minilm.measure.growth_exponent(ns, [3 * n for n in ns]) - 1) < 1e-9
+    assert abs(minilm.measure.growth_exponent(ns, [5.0] * 5)) < 1e-9
+    assert abs(minilm.measure.growth_exponent(ns, [n ** 0.5 for n in ns]) - 0.5) < 1e-9
 
 
 def test_extension_ratio_finds_the_first_bucket_past_the_margin():
     L = 16
     flat = torch.ones(64)
-    assert minilm.extension_ratio(flat, L) == 4.0            # never rises: a lower bound, T / L
+    assert minilm.measure.extension_ratio(flat, L) == 4.0            # never rises: a lower bound, T / L
     rising = flat.clone()
     rising[24:] = 1.5                                         # rises at 1.5 L
-    assert minilm.extension_ratio(rising, L, bucket=4) == 1.5
+    assert minilm.measure.extension_ratio(rising, L, bucket=4) == 1.5
     rising[16:] = 1.05                                        # below the margin until 1.5 L
     rising[24:] = 1.5
-    assert minilm.extension_ratio(rising, L, bucket=4) == 1.5
-    assert minilm.extension_ratio(rising, L, bucket=4, margin=0.01) == 1.0
+    assert minilm.measure.extension_ratio(rising, L, bucket=4) == 1.5
+    assert minilm.measure.extension_ratio(rising, L, bucket=4, margin=0.01) == 1.0
 
 
 def test_a_temperature_is_searched_on_other_batches_than_it_is_scored_on():
@@ -112,4 +113,4 @@ def test_a_temperature_is_searched_on_other_batches_than_it_is_scored_on():
     torch.manual_seed(0)
     model = minilm.LM(minilm.Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=1, n_head=2)).eval()
     search = minilm.uniform_temperature_search(model, corpus, 24, [1.0], seed=SEARCH_SEED)
-    assert search[1.0] == minilm.mean_loss(model, corpus, 24, seed=SEARCH_SEED) != minilm.mean_loss(model, corpus, 24)
+    assert search[1.0] == minilm.scaling.mean_loss(model, corpus, 24, seed=SEARCH_SEED) != minilm.scaling.mean_loss(model, corpus, 24)

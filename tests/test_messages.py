@@ -21,7 +21,7 @@ from minilm.measure import (attention_entropy, bootstrap_interval, bucket_means,
                             prefix_gap, retrieval_accuracy, retrieval_prompts, seed_interval, t_quantile)
 from minilm.model import LM, RopeScaling, apply_rope, attend, rope_angles
 from minilm.sampling import generate
-from minilm.scaling import (fit_log_slope, fit_per_position, length_rule, temperature, train_head_scales,
+from minilm.scaling import (fit_log_slope, fit_per_position, length_rule, at_lambda, train_head_scales,
                             uniform_temperature_by_position, uniform_temperature_search)
 from minilm.training import train
 
@@ -112,9 +112,9 @@ CASES = {
     "length_rule n=0": (lambda: length_rule("nope_fit", 0, 8), ["n must be", "> 0", "got 0"]),
     "length_rule n str": (lambda: length_rule("su", "8", 2), ["n must be", "got '8'"]),
     "length_rule n=inf": (lambda: length_rule("qwen", INF, 2), ["n must be", "finite", "got inf"]),
-    "temperature tensor of the wrong shape": (lambda: enter(temperature(model(), torch.ones(3))),
+    "temperature tensor of the wrong shape": (lambda: enter(at_lambda(model(), torch.ones(3))),
                                               ["temperature", "(1, 2)", "(3,)"]),
-    "temperature tensor nan": (lambda: enter(temperature(model(), torch.tensor(NAN))),
+    "temperature tensor nan": (lambda: enter(at_lambda(model(), torch.tensor(NAN))),
                                ["temperature", "finite", "nan"]),
     "train_head_scales lr=nan": (lambda: train_head_scales(model(), corpus(), length=8, start=1.0, steps=1,
                                                            lr=NAN, progress=False), ["lr", "got nan"]),
@@ -187,8 +187,8 @@ ACCEPTED = {
                                           (1, 2, 5, 8)),
     "the model, a numpy logn_base": (lambda: model()(idx(), logn_base=np.float32(16)),
                                      (2, 16, default_corpus().tokenizer.vocab_size)),
-    "temperature, a numpy number": (lambda: enter(temperature(model(), np.float32(1.2))) or 1.0, None),
-    "temperature, one per head": (lambda: enter(temperature(model(), torch.tensor([1.0, 2.0]))) or 1.0, None),
+    "temperature, a numpy number": (lambda: enter(at_lambda(model(), np.float32(1.2))) or 1.0, None),
+    "temperature, one per head": (lambda: enter(at_lambda(model(), torch.tensor([1.0, 2.0]))) or 1.0, None),
     "generate, numpy numbers": (lambda: len(generate(model(), corpus().tokenizer, "a", np.int64(2),
                                                      temperature=np.float32(0.5))), None),
     "length_rule, numpy n and L = 1 (lesson 8)": (lambda: length_rule("nope_fit", np.float32(2.0), 1), None),

@@ -226,19 +226,34 @@ def test_ntk_changes_the_base_keeping_the_fastest_and_dividing_the_slowest_by_s(
     torch.testing.assert_close(ntk[-1], plain[-1] / s)
 
 
-def test_yarn_keeps_fast_frequencies_interpolates_slow_ones_and_ramps_between():
-    dim, s, L = 64, 4.0, 2048  # long enough that all three regions exist
-    yarn = rope_frequencies(dim, scaling=RopeScaling("yarn", s, L)).double()
+# theta'_i / theta_i of YaRN as its authors' code (and Hugging Face's _compute_yarn_parameters)
+# computes it, worked out by hand from c(r) = dim ln(L / (2 pi r)) / (2 ln base), base 10^4:
+# dim 16, L 32: c(32) = -1.60 -> floor, clamp: 0; c(1) = 1.41 -> ceil: 2; ramp i / 2.
+# dim 16, L 512: c(32) = 0.81 -> 0; c(1) = 3.82 -> 4; ramp i / 4.
+# The ratio is (1 - ramp_i) + ramp_i / s. (The YaRN paper's ramp in r gives 0.349, 0.265, ... at L 32.)
+YARN_BY_HAND = {
+    (16, 32, 4.0): [1.0, 0.625, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25],
+    (16, 512, 4.0): [1.0, 0.8125, 0.625, 0.4375, 0.25, 0.25, 0.25, 0.25],
+    (16, 512, 2.0): [1.0, 0.875, 0.75, 0.625, 0.5, 0.5, 0.5, 0.5],
+}
+
+
+@pytest.mark.parametrize("dim, L, s", list(YARN_BY_HAND))
+def test_yarn_ramps_in_the_pair_index_as_its_reference_code(dim, L, s):
+    ratio = rope_frequencies(dim, scaling=RopeScaling("yarn", s, L)) / rope_frequencies(dim)
+    torch.testing.assert_close(ratio, torch.tensor(YARN_BY_HAND[dim, L, s]), rtol=1e-6, atol=0)
+
+
+def test_yarn_at_a_long_training_length_keeps_fast_pairs_interpolates_slow_ones_and_ramps_between():
+    dim, s, L = 64, 4.0, 2048  # long enough that all three regions are several pairs wide
     theta = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-    turns = L * theta / (2 * math.pi)
-    fast, slow = turns > 32, turns < 1
-    assert fast.any() and slow.any() and (~fast & ~slow).any()
-    torch.testing.assert_close(yarn[fast], theta[fast], rtol=1e-6, atol=0)
-    torch.testing.assert_close(yarn[slow], theta[slow] / s, rtol=1e-6, atol=0)
-    middle = ~fast & ~slow
-    gamma = (turns[middle] - 1) / 31
-    torch.testing.assert_close(yarn[middle], (1 - gamma) * theta[middle] / s + gamma * theta[middle],
-                               rtol=1e-6, atol=0)
+    c = lambda r: dim * math.log(L / (2 * math.pi * r)) / (2 * math.log(10000.0))  # noqa: E731
+    low, high = math.floor(c(32)), math.ceil(c(1))  # 11 and 26: inside [0, dim - 1]
+    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    expected = theta * (1 - ramp) + theta / s * ramp
+    yarn = rope_frequencies(dim, scaling=RopeScaling("yarn", s, L)).double()
+    torch.testing.assert_close(yarn, expected, rtol=1e-6, atol=0)
+    assert (yarn[: low + 1] == rope_frequencies(dim)[: low + 1].double()).all()  # kept exactly
     assert yarn_logit_scale(4.0) == pytest.approx((0.1 * math.log(4.0) + 1) ** 2)
     assert yarn_logit_scale(1.0) == 1.0
 

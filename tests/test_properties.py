@@ -27,8 +27,9 @@ from minilm.cache import cache_key
 from minilm.data import IGNORE_INDEX, RANDOM_FILLER, RETRIEVAL_DIGITS, batches, retrieval_rows
 from minilm.measure import (bootstrap_interval, extension_ratio, growth_exponent, loss_by_length, needle_attention,
                             retrieval_accuracy, seed_interval)
-from minilm.model import BLOCKS, LM, RopeScaling, attend
-from minilm.scaling import LENGTH_RULES, fit_log_slope, length_rule, temperature
+from minilm.model import LM, RopeScaling, attend
+from minilm.validation import BLOCKS
+from minilm.scaling import LENGTH_RULES, fit_log_slope, length_rule, at_lambda
 
 PROPERTY = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -459,7 +460,7 @@ def test_the_temperature_context_sets_and_restores_or_names_the_value(data):
                                                  torch.ones(2, 2)])))
 
     def enter(value):
-        with temperature(model, value):
+        with at_lambda(model, value):
             inside = model.temperature.detach().clone()
         return inside
 

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import minilm
-from minilm import Recipe, batches, default_corpus
+from minilm import Recipe, default_corpus
+from minilm.data import batches
 from minilm.data import IGNORE_INDEX, RETRIEVAL_DIGITS, retrieval_batch
 from minilm.measure import bootstrap_interval, needle_attention, retrieval_accuracy, retrieval_prompts
 from minilm.scaling import uniform_temperature_by_position
@@ -172,28 +173,28 @@ def test_the_per_position_fit_recovers_a_planted_slope():
     positions = torch.arange(1, T + 1, dtype=torch.float)
     planted = 1 + a * torch.log(positions / L)
     table = (torch.tensor(grid)[:, None] - planted[None]) ** 2  # each position's loss is lowest at its planted lambda
-    fit = minilm.fit_per_position(table, grid, L, bucket=4)
+    fit = minilm.scaling.fit_per_position(table, grid, L, bucket=4)
     assert len(fit["ratios"]) == (T - L) // 4 and fit["ratios"][0] == pytest.approx(18.5 / 16)
     assert fit["a"] == pytest.approx(a, abs=0.02)
-    flat = minilm.fit_per_position(table * 0 + torch.tensor(grid)[:, None], grid, L, bucket=4)  # lambda = 1 is best everywhere
+    flat = minilm.scaling.fit_per_position(table * 0 + torch.tensor(grid)[:, None], grid, L, bucket=4)  # lambda = 1 is best everywhere
     assert flat["a"] == 0 and set(flat["best"]) == {1.0}
     with pytest.raises(ValueError, match="one row per lambda"):
-        minilm.fit_per_position(table[:3], grid, L, bucket=4)
+        minilm.scaling.fit_per_position(table[:3], grid, L, bucket=4)
 
 
 def test_the_temperature_context_sets_every_head_and_restores_on_an_error():
     model = _nope()
-    with minilm.temperature(model, 1.5):
+    with minilm.at_lambda(model, 1.5):
         assert (model.temperature == 1.5).all()
     assert (model.temperature == 1.0).all()
     per_head = torch.tensor([[1.1, 1.2], [1.3, 1.4]])
     with pytest.raises(RuntimeError, match="inside"):
-        with minilm.temperature(model, per_head):
+        with minilm.at_lambda(model, per_head):
             assert torch.equal(model.temperature.detach(), per_head)
             raise RuntimeError("inside")
     assert (model.temperature == 1.0).all()
     with pytest.raises(ValueError, match="temperature"):
-        with minilm.temperature(model, float("nan")):
+        with minilm.at_lambda(model, float("nan")):
             pass
 
 
@@ -210,13 +211,13 @@ def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_w
 
     monkeypatch.setattr(minilm.experiments, "retrieval_accuracy", score)
     model = tiny_nope()
-    assert minilm.best_uniform_for_retrieval(model, corpus(), 96) == 1.6
+    assert minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96) == 1.6
     assert torch.equal(model.temperature, torch.ones_like(model.temperature))
 
 
 def test_the_retrieval_search_takes_the_smallest_lambda_on_a_tie():
     # An untrained model retrieves nothing at any temperature: every lambda ties at 0.
-    assert minilm.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.experiments.RETRIEVAL_LAMBDAS[0]
+    assert minilm.experiments.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.experiments.RETRIEVAL_LAMBDAS[0]
 
 
 def test_each_rows_needle_position_points_at_its_marker_whatever_the_depth():

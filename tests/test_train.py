@@ -14,7 +14,7 @@ from minilm import Config, Recipe, default_corpus, evaluate, generate, pretraine
 from minilm.cache import cache_key, cache_path
 from minilm.training import lr_at
 
-BIGRAM_NATS = minilm.ngram_baselines(default_corpus())["bigram"]  # what a model must beat
+BIGRAM_NATS = minilm.measure.ngram_baselines(default_corpus())["bigram"]  # what a model must beat
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +132,7 @@ def test_learning_rate_warms_up_then_decays_by_cosine():
 def test_after_step_runs_after_every_step():
     model = minilm.LM(gau())
     calls = []
-    stream = minilm.batches(default_corpus(), task="causal", batch_size=2, length=16)
+    stream = minilm.data.batches(default_corpus(), task="causal", batch_size=2, length=16)
     minilm.training.train(model, stream, steps=3, after_step=lambda m: calls.append(1), progress=False)
     assert len(calls) == 3
 
@@ -165,7 +165,7 @@ def test_training_a_frozen_model_moves_only_the_temperature_and_after_step_clamp
         p.requires_grad_(False)
     model.temperature.requires_grad_(True)
     before = {name: p.clone() for name, p in model.named_parameters()}
-    stream = minilm.batches(default_corpus(), task="causal", batch_size=4, length=32)
+    stream = minilm.data.batches(default_corpus(), task="causal", batch_size=4, length=32)
     clamp = lambda m: m.temperature.clamp_(min=1.0)
     minilm.training.train(model, stream, steps=20, lr=0.05, weight_decay=0.5, after_step=clamp, progress=False)
     for name, p in model.named_parameters():
@@ -178,7 +178,7 @@ def test_temperature_is_not_pulled_toward_zero_by_weight_decay():
     for name, p in model.named_parameters():
         p.requires_grad_(name == "temperature")
     # no gradient signal at lr ~ 0 except decay: with decay on, 1.0 would shrink
-    stream = minilm.batches(default_corpus(), task="causal", batch_size=2, length=16)
+    stream = minilm.data.batches(default_corpus(), task="causal", batch_size=2, length=16)
     minilm.training.train(model, stream, steps=5, lr=1e-8, weight_decay=1e6, progress=False)
     torch.testing.assert_close(model.temperature, torch.ones_like(model.temperature), atol=1e-5, rtol=0)
 
@@ -219,7 +219,7 @@ def test_the_code_fingerprint_ignores_comments_and_docstrings_but_not_code():
     # the real modules: one docstring edit to model.py leaves the fingerprint of the library as it is
     here = Path(minilm.__file__).parent
     texts = [(here / name).read_text() for name in WEIGHT_CODE]
-    edited = [texts[0].replace('"""The model, in one file', '"""The model, all of it in one file', 1)] + texts[1:]
+    edited = [texts[0].replace('"""The model in one file', '"""The model, all of it in one file', 1)] + texts[1:]
     assert edited[0] != texts[0] and code_fingerprint(edited) == code_fingerprint(texts)
 
 
@@ -302,8 +302,14 @@ def _fingerprint_of_edited_copy(tmp_path, module: str, old: str, new: str) -> st
     ("cache.py", "could not save the trained model to", "failed to save the trained model to"),
     ("cache.py", 'desc=f"training {len(specs)} models, "', 'desc=f"{len(specs)} models, "'),
     ("measure.py", "EVAL_SEED = 1234", "EVAL_SEED = 4321"),
+    # in the weight code, what decides no weight: a message, an argument check, a check's name
+    ("model.py", 'check.config(self, RopeScaling)', 'check.config(self, RopeScaling)\n        check.integer("x", 1)'),
+    ("data.py", "a corpus needs text to train and measure on", "give it some text"),
+    ("training.py", "try a lower learning rate than", "lower the learning rate below"),
+    ("training.py", "check.recipe(self, FILLERS)", 'check.recipe(self, ("text", "random"))'),
+    ("validation.py", "must be a positive int", "must be an int >= 1"),
 ])
-def test_edits_outside_the_weight_code_keep_every_cached_model(tmp_path, module, old, new):
+def test_edits_that_decide_no_weight_keep_every_cached_model(tmp_path, module, old, new):
     assert _fingerprint_of_edited_copy(tmp_path, module, old, new) == minilm.cache.CODE_FINGERPRINT
 
 
@@ -311,6 +317,8 @@ def test_edits_outside_the_weight_code_keep_every_cached_model(tmp_path, module,
     ("training.py", "min_ratio: float = 0.1", "min_ratio: float = 0.2"),       # the loop's arithmetic
     ("training.py", "betas=(0.9, 0.95)", "betas=(0.9, 0.99)"),
     ("data.py", "mask_prob: float = 0.15", "mask_prob: float = 0.2"),
+    ("model.py", "self.gamma = nn.Parameter(1 + 0.1 *", "self.gamma = nn.Parameter(1 + 0.2 *"),
+    ("model.py", "return theta / s * ramp + theta * (1 - ramp)", "return theta * (1 - ramp) + theta / s * ramp"),
 ])
 def test_edits_to_the_weight_code_retire_every_cached_model(tmp_path, module, old, new):
     assert _fingerprint_of_edited_copy(tmp_path, module, old, new) != minilm.cache.CODE_FINGERPRINT
