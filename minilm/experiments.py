@@ -4,8 +4,8 @@ lesson finds an earlier lesson's models in the cache instead of training them ag
 lessons that run the same experiment print the same numbers.
 
 One call per shared set of models: ``nope_rope_models`` (lesson 6's text-trained Transformers,
-read again by lessons 7-10), ``retrieval_models`` (lesson 9's, read again by lesson 10) and
-``controlled_models`` (lesson 11's, read again by lesson 12).
+read again by lessons 7, 8, 11 and 12), ``retrieval_models`` (lesson 11's, read again by lesson 12) and
+``controlled_models`` (lesson 9's, read again by lesson 10).
 """
 
 from __future__ import annotations
@@ -75,14 +75,14 @@ def nope_rope_recipe(P: Profile, seed: int) -> Recipe:
 
 
 def retrieval_recipe(P: Profile, seed: int) -> Recipe:
-    """Lesson 9: lesson 6's models continue pretraining at P.nope_rope_len on a mixture, three
+    """Lesson 11: lesson 6's models continue pretraining at P.nope_rope_len on a mixture, three
     batches in four of retrieval windows (answer-only loss, data.retrieval_batch), one of text."""
     return Recipe(length=P.nope_rope_len, steps=P.retrieval_steps, batch_size=P.batch_size, lr=3e-3, warmup=20,
                   seed=seed, retrieval=0.75)
 
 
 def nope_rope_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
-    """Lesson 6's causal Transformers, trained on text at P.nope_rope_len (lessons 6-10 read
+    """Lesson 6's causal Transformers, trained on text at P.nope_rope_len (lessons 6-8, 11 and 12 read
     them): {(pos, seed): model} for each position encoding of ``positions`` and each seed of P."""
     _checked(P, positions)
     trained = pretrained_many({(pos, seed): (nope_rope_transformer(P, corpus.tokenizer.vocab_size, pos),
@@ -92,7 +92,7 @@ def nope_rope_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progres
 
 
 def retrieval_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
-    """Lesson 9's models: nope_rope_models after retrieval_recipe (lessons 9-10 read them):
+    """Lesson 11's models: nope_rope_models after retrieval_recipe (lessons 11-12 read them):
     {(pos, seed): model}."""
     _checked(P, positions)
     text_models = nope_rope_models(P, corpus, positions=positions, progress=progress)
@@ -103,20 +103,20 @@ def retrieval_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progres
 
 
 def controlled_transformer(P: Profile, vocab_size: int, pos: str) -> Config:
-    """Lessons 11-12: the causal Transformer of the controlled retrieval task (pos='nope' or 'rope')."""
+    """Lessons 9-10: the causal Transformer of the controlled retrieval task (pos='nope' or 'rope')."""
     return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.controlled_d_model,
                   n_layer=P.controlled_layers, pos=pos)
 
 
 def controlled_recipe(P: Profile, seed: int) -> Recipe:
-    """Lessons 11-12: retrieval windows only, filled with random letters (data.RANDOM_FILLER), at
+    """Lessons 9-10: retrieval windows only, filled with random letters (data.RANDOM_FILLER), at
     P.controlled_len: the needle is the only structure a prompt has, the answer the only loss."""
     return Recipe(length=P.controlled_len, steps=P.controlled_steps, batch_size=P.batch_size, lr=3e-3, warmup=50,
                   seed=seed, retrieval=1.0, filler="random")
 
 
 def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
-    """Lesson 11's models, trained from scratch on controlled_recipe (lesson 12 reads them again):
+    """Lesson 9's models, trained from scratch on controlled_recipe (lesson 10 reads them again):
     {(pos, seed): model} for each seed of P.controlled_seeds."""
     _checked(P, positions)
     trained = pretrained_many({(pos, seed): (controlled_transformer(P, corpus.tokenizer.vocab_size, pos),
@@ -147,7 +147,7 @@ def scale_heads(model: LM, corpus: Corpus, seed: int, *, length: int, start: flo
 
 def controlled_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float, clamp: bool = True,
                            steps: int = 200) -> LM:
-    """Lessons 11-12: a fresh copy of lesson 11's NoPE model, head-scaled (scale_heads) at 4L on
+    """Lessons 9-10: a fresh copy of lesson 9's NoPE model, head-scaled (scale_heads) at 4L on
     its own task."""
     config = controlled_transformer(P, corpus.tokenizer.vocab_size, "nope")
     model = pretrained(config, controlled_recipe(P, seed), corpus=corpus, progress=False)[0]
@@ -155,7 +155,7 @@ def controlled_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: floa
                        retrieval=1.0, filler="random")
 
 
-# Lessons 9 and 10 share the retrieval-trained NoPE model's temperature search and its head
+# Lessons 11 and 12 share the retrieval-trained NoPE model's temperature search and its head
 # scaling: the same calls give the same numbers in both.
 
 RETRIEVAL_LAMBDAS = (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4)
@@ -177,7 +177,7 @@ def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: st
 
 
 def retrieval_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float) -> LM:
-    """Lessons 9-10: a fresh copy of the retrieval-trained NoPE model (lesson 6's, then
+    """Lessons 11-12: a fresh copy of the retrieval-trained NoPE model (lesson 6's, then
     retrieval_recipe), head-scaled (scale_heads) at 4L on its own mixture."""
     config = nope_rope_transformer(P, corpus.tokenizer.vocab_size, "nope")
     text_model = pretrained(config, nope_rope_recipe(P, seed), corpus=corpus, progress=False)[0]

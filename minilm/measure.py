@@ -373,13 +373,19 @@ def _numbers_per_seed(values) -> torch.Tensor:
         raise ValueError(said) from None
 
 
-def over_seeds(values, *, level: float = 0.9, each: bool = True) -> str:
+def over_seeds(values, *, level: float = 0.9, each: bool = True, proportion: bool = False) -> str:
     """One number per seed as a lesson prints it: "mean [low, high] (each seed's value)", the
-    interval that of seed_interval; without the seeds' values if not ``each``."""
+    interval that of seed_interval; without the seeds' values if not ``each``. A ``proportion``
+    (exact match, accuracy) lies in [0, 1], and so does its printed interval: an end the t
+    interval puts outside is printed as the bound it was clipped to, "0" or "1", without decimals."""
     boolean("each", each)
+    boolean("proportion", proportion)
     mean, low, high = seed_interval(values, level=level)
     seeds = f" ({' '.join(f'{float(v):.2f}' for v in values)})" if each else ""
-    return f"{mean:.2f} [{low:.2f}, {high:.2f}]{seeds}"
+    ends = [f"{end:.2f}" for end in (low, high)]
+    if proportion:
+        ends = ["0" if low < 0 else ends[0], "1" if high > 1 else ends[1]]
+    return f"{mean:.2f} [{ends[0]}, {ends[1]}]{seeds}"
 
 
 T_TAIL = 256  # t_quantile: where Simpson's rule over t gets too coarse (see there)

@@ -2,7 +2,7 @@
 
 Every equation a lesson uses is one short function here, its equation in its docstring. The
 argument checks live in ``validation.py`` (``check.*``, one line at a public function's top).
-Shapes: B batch, H heads, T length, d query/key width, e value width; i queries, j keys.
+Shapes: B batch, H heads, T length, d (d_k) query/key width, e value width; i queries, j keys.
 lambda is the logit multiplier (``LM.temperature``): logits are *multiplied* by it, so lambda > 1
 sharpens attention (the usual temperature divides them).
 """
@@ -55,7 +55,7 @@ class Config:
     d_model: int = 64
     n_layer: int = 2
     n_head: int = 4              # transformer only; a GAU has one head
-    d_qk: int = 64               # GAU: the shared width s of z, q and k
+    d_qk: int = 64               # GAU: the shared width d_k of z, q and k
     expansion: int = 2           # GAU: e = expansion * d_model; transformer: MLP width factor is 4
     norm: str = "softmax"        # "softmax", "relu2" or "relu2_norm"
     n: int | str | None = None   # relu2 only: a positive int, "length" or "row"
@@ -269,12 +269,12 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 class GAU(nn.Module):
     """Gated Attention Unit (FLASH, Hua et al. 2022), one head, pre-norm and residual.
 
-    u = silu(X W_u), v = silu(X W_v) (width e);  z = silu(X W_z) (width s)
+    u = silu(X W_u), v = silu(X W_v) (width e);  z = silu(X W_z) (width d_k)
     q = gamma_q * z + beta_q,  k = gamma_k * z + beta_k
-    A = relu^2(q k^T / sqrt(s)) / n (or any norm of attend);  O = (u * A v) W_o
+    A = relu^2(q k^T / sqrt(d_k)) / n (or any norm of attend);  O = (u * A v) W_o
 
-    A is Su's form (his posts, bert4keras); FLASH's pseudocode and lucidrains' FLASH-pytorch
-    compute relu(q k^T / n + b)^2, with a relative position bias b.
+    (d_k is FLASH's s.) A is Su's form (his posts, bert4keras); FLASH's pseudocode and lucidrains'
+    FLASH-pytorch compute relu(q k^T / n + b)^2, with a relative position bias b.
     """
 
     def __init__(self, config: Config):

@@ -35,12 +35,12 @@ class Profile:
     nope_rope_steps: int   # NoPE comes close to RoPE only after ~2400 steps (lessons 6-8)
     nope_rope_len: int     # training length of the NoPE / RoPE comparison (lessons 6-8)
     nope_rope_layers: int  # NoPE needs depth: at 2 layers it stays far behind RoPE in range
-    retrieval_steps: int   # lesson 9: continued pretraining on text plus retrieval (NoPE: ~90% in range at 1000)
+    retrieval_steps: int   # lesson 11: continued pretraining on text plus retrieval (NoPE: ~90% in range at 1000)
     eval_batches: int
     mlm_len: int           # masked-LM pretraining length (bidirectional lessons)
     mlm_steps: int
     finetune_steps: tuple  # a small and a larger fine-tuning budget
-    controlled_seeds: tuple    # lesson 11's controlled retrieval: small models, so more seeds
+    controlled_seeds: tuple    # lesson 9's controlled retrieval: small models, so more seeds
     controlled_d_model: int
     controlled_layers: int
     controlled_len: int        # its training length

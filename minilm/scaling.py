@@ -1,4 +1,4 @@
-"""Temperature scaling of a trained model (lessons 7-9): a uniform search (per length or per
+"""Temperature scaling of a trained model (lessons 7, 8 and 11): a uniform search (per length or per
 position, and its fit), head-based scaling, and the length rules.
 
 All act on ``model.temperature`` (n_layer, n_head), every layer's attention ``scale``:

@@ -114,3 +114,13 @@ def test_a_temperature_is_searched_on_other_batches_than_it_is_scored_on():
     model = minilm.LM(minilm.Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=1, n_head=2)).eval()
     search = minilm.uniform_temperature_search(model, corpus, 24, [1.0], seed=SEARCH_SEED)
     assert search[1.0] == minilm.scaling.mean_loss(model, corpus, 24, seed=SEARCH_SEED) != minilm.scaling.mean_loss(model, corpus, 24)
+
+
+def test_over_seeds_keeps_the_interval_of_a_proportion_inside_0_and_1():
+    from minilm.measure import over_seeds, seed_interval
+    high = [0.9, 1.0, 0.6, 0.95, 1.0]
+    assert seed_interval(high)[2] > 1  # the t interval reaches past 1 ...
+    assert over_seeds(high, proportion=True).startswith("0.89 [0.73, 1] ")  # ... printed clipped
+    assert over_seeds([0.0, 0.01, 0.0, 0.02, 0.0], proportion=True, each=False) == "0.01 [0, 0.01]"
+    assert over_seeds([0.5, 0.6], proportion=True) == over_seeds([0.5, 0.6])  # inside: unchanged
+    assert over_seeds([-0.5, 0.5], each=False) == "0.00 [-3.16, 3.16]"  # not a proportion: not clipped

@@ -130,7 +130,7 @@ def test_t_quantile_is_accurate_far_in_the_tail():
 
 
 def test_t_quantile_where_lessons_use_it_is_what_it_was_to_the_last_bit():
-    assert t_quantile(0.95, 4) == 2.131846786326645   # five seeds, a 90% interval (lessons 11-12)
+    assert t_quantile(0.95, 4) == 2.131846786326645   # five seeds, a 90% interval (lessons 9-10)
     assert t_quantile(0.95, 1) == 6.31375151467504    # two seeds
 
 

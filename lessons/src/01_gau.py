@@ -13,7 +13,7 @@
 # gated, and the softmax can be replaced by a plain squared ReLU divided by the
 # sequence length,
 #
-# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{s}}\right).$$
+# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right).$$
 #
 # That `1/n` is the seed of the whole first half of the course: a softmax divides each
 # row by its own sum, while `relu^2 / n` divides every row by the same number. Which
@@ -44,14 +44,20 @@ import torch
 import torch.nn.functional as F
 
 import minilm
-from minilm import LM, Config, causal_gau, causal_recipe, causal_transformer
+from minilm import Config, LM
 from minilm.checks import cmp
+from minilm.experiments import causal_gau, causal_recipe, causal_transformer
+from minilm.measure import ngram_baselines
+from minilm.plots import course_style, draw_gau
 
+course_style()
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
-print(f"profile {P.name}: d_model {P.d_model}, training length {P.train_len}, {P.steps} steps, seeds {P.seeds}")
-print(f"corpus {corpus.name}: {len(corpus.text):,} characters, {tok.vocab_size} symbols (with the mask symbol)")
+print(f"profile {P.name}: d_model {P.d_model}, training length {P.train_len}, "
+      f"{P.steps} steps, seeds {P.seeds}")
+print(f"corpus {corpus.name}: {len(corpus.text):,} characters, "
+      f"{tok.vocab_size} symbols (with the mask symbol)")
 print(corpus.text[1000:1200])
 
 # %% [markdown]
@@ -61,7 +67,7 @@ print(corpus.text[1000:1200])
 # the validation split, in nats per character (the same unit as the training loss).
 
 # %%
-baselines = minilm.ngram_baselines(corpus)
+baselines = ngram_baselines(corpus)
 print(f"unigram {baselines['unigram']:.2f} nats, bigram {baselines['bigram']:.2f} nats, "
       f"uniform guess {math.log(tok.vocab_size):.2f} nats")
 
@@ -76,9 +82,9 @@ print(f"unigram {baselines['unigram']:.2f} nats, bigram {baselines['bigram']:.2f
 # For an input $X \in \mathbb{R}^{T \times d}$ (after LayerNorm):
 #
 # $$U = \mathrm{silu}(X W_u),\quad V = \mathrm{silu}(X W_v) \qquad (T \times e,\ e = 2d)$$
-# $$Z = \mathrm{silu}(X W_z) \qquad (T \times s,\ s \text{ small, } 128 \text{ in FLASH})$$
+# $$Z = \mathrm{silu}(X W_z) \qquad (T \times d_k,\ d_k \text{ small: } 128 \text{ in FLASH, where it is called } s)$$
 # $$Q = \gamma_q \odot Z + \beta_q,\qquad K = \gamma_k \odot Z + \beta_k$$
-# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{s}}\right),\qquad O = (U \odot A V)\, W_o$$
+# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\qquad O = (U \odot A V)\, W_o$$
 #
 # - **Shared `z`.** Queries and keys are one projection $Z$, with a cheap per-dimension
 #   scale $\gamma$ and offset $\beta$ each. That is nearly free in parameters.
@@ -92,26 +98,31 @@ print(f"unigram {baselines['unigram']:.2f} nats, bigram {baselines['bigram']:.2f
 # - In a causal language model, $A_{ij} = 0$ for $j > i$.
 #
 # Because one GAU has roughly half the parameters of an attention + FFN layer, FLASH
-# stacks **two GAUs where a Transformer has one layer**. We count below.
+# stacks **two GAUs where a Transformer has one layer**. We count below. The whole unit, as
+# a picture (the symbols of the course are in `lessons/README.md`, "Notation"):
+
+# %%
+draw_gau()
+plt.show()
 
 # %% [markdown]
 # ## RoPE from scratch, with complex numbers
 #
 # RoPE treats each pair of dimensions $(x_{2i}, x_{2i+1})$ as a complex number and
 # multiplies it by $e^{\mathrm{i}\, t\, \theta_i}$ at position $t$, with
-# $\theta_i = 10000^{-2i/s}$. A rotation keeps lengths, and the product of a rotated
+# $\theta_i = 10000^{-2i/d_k}$. A rotation keeps lengths, and the product of a rotated
 # query at $m$ with a rotated key at $t$ only sees the angle $(m - t)\theta_i$: the score
 # depends on the *relative* position. `minilm` writes the same rotation with sines and
 # cosines; we check one against the other.
 
 # %%
 def rope_from_scratch(x, base=10000.0):
-    """x: (T, s). Pair dims into complex numbers and rotate position t by t * theta_i."""
-    T, s = x.shape
-    theta = base ** (-torch.arange(0, s, 2) / s)
-    rotation = torch.polar(torch.ones(T, s // 2), torch.arange(T)[:, None] * theta)
-    pairs = torch.view_as_complex(x.reshape(T, s // 2, 2).contiguous())
-    return torch.view_as_real(pairs * rotation).reshape(T, s)
+    """x: (T, d_k). Pair dims into complex numbers and rotate position t by t * theta_i."""
+    T, d_k = x.shape
+    theta = base ** (-torch.arange(0, d_k, 2) / d_k)
+    rotation = torch.polar(torch.ones(T, d_k // 2), torch.arange(T)[:, None] * theta)
+    pairs = torch.view_as_complex(x.reshape(T, d_k // 2, 2).contiguous())
+    return torch.view_as_real(pairs * rotation).reshape(T, d_k)
 
 
 x = torch.randn(10, 8)
@@ -127,8 +138,8 @@ rope_ok = cmp("RoPE", rope_from_scratch(x), minilm.apply_rope(x, minilm.rope_ang
 
 # %%
 def gau_block_from_scratch(x, block, n):
-    """One GAU with pre-norm and residual: x + (U * A V) W_o, A = relu^2(Q K^T / sqrt(s)) / n."""
-    T, s = x.shape[1], block.gamma.shape[1]
+    """One GAU with pre-norm and residual: x + (U * A V) W_o, A = relu^2(Q K^T / sqrt(d_k)) / n."""
+    T, d_k = x.shape[1], block.gamma.shape[1]
     h = F.layer_norm(x, x.shape[-1:], block.ln.weight, block.ln.bias)
     U, V = F.silu(h @ block.to_uv.weight.T + block.to_uv.bias).chunk(2, dim=-1)
     Z = F.silu(h @ block.to_z.weight.T + block.to_z.bias)
@@ -136,7 +147,7 @@ def gau_block_from_scratch(x, block, n):
     K = block.gamma[1] * Z + block.beta[1]
     Q = torch.stack([rope_from_scratch(q) for q in Q])
     K = torch.stack([rope_from_scratch(k) for k in K])
-    S = Q @ K.transpose(1, 2) / math.sqrt(s)
+    S = Q @ K.transpose(1, 2) / math.sqrt(d_k)
     A = F.relu(S) ** 2 / n
     A = A * torch.tril(torch.ones(T, T))          # causal: no weight on future keys
     O = (U * (A @ V)) @ block.to_out.weight.T + block.to_out.bias
@@ -152,8 +163,8 @@ def gau_lm_from_scratch(idx, model):
 
 
 torch.manual_seed(0)
-small = LM(Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=32, n_layer=2, d_qk=16,
-                  norm="relu2", n=24))
+small = LM(Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=32, n_layer=2,
+                  d_qk=16, norm="relu2", n=24))
 idx = tok.encode(corpus.text[5000:5024]).unsqueeze(0)
 with torch.no_grad():
     gau_ok = cmp("GAU LM logits", gau_lm_from_scratch(idx, small), small(idx))
@@ -164,31 +175,33 @@ assert rope_ok and gau_ok, "the from-scratch GAU must match minilm's"
 # %% [markdown]
 # ## Counting parameters: two GAUs are about one Transformer layer
 #
-# Per layer, ignoring biases and LayerNorms (width $d$, GAU with $e = 2d$ and shared
-# width $s$; Transformer with an MLP of width $4d$):
+# Per layer, ignoring biases and LayerNorms (model width $d$, GAU with $e = 2d$ and query
+# width $d_k$; Transformer with an MLP of width $4d$):
 #
 # | | weights |
 # |---|---|
-# | GAU | $W_u, W_v: 2de$, $W_z: ds$, $W_o: ed$, $\gamma, \beta: 4s$ $\;\Rightarrow\; 6d^2 + ds + 4s$ |
+# | GAU | $W_u, W_v: 2de$, $W_z: d d_k$, $W_o: ed$, $\gamma, \beta: 4d_k$ $\;\Rightarrow\; 6d^2 + d d_k + 4d_k$ |
 # | Transformer | $W_q, W_k, W_v, W_o: 4d^2$, MLP: $8d^2$ $\;\Rightarrow\; 12 d^2$ |
 #
-# With $s = d$ a GAU has $7d^2$, so two of them ($14d^2$) are a little more than one
+# With $d_k = d$ a GAU has $7d^2$, so two of them ($14d^2$) are a little more than one
 # Transformer layer ($12d^2$). We build the two models this lesson trains and count.
 
 # %%
-gau_config = causal_gau(P, tok.vocab_size)                  # minilm.experiments: shared with lesson 2
-transformer_config = causal_transformer(P, tok.vocab_size)  # shared with lessons 3 and 5
+# causal_gau and causal_transformer come from minilm.experiments: the GAU is shared with
+# lesson 2, the Transformer with lessons 3 and 5
+gau_config = causal_gau(P, tok.vocab_size)
+transformer_config = causal_transformer(P, tok.vocab_size)
 print(gau_config)
 print(transformer_config)
-d, s = P.d_model, P.d_qk
+d, d_k = P.d_model, P.d_qk
 counts = {}
-for name, config, formula in [("GAU", gau_config, 6 * d * d + d * s + 4 * s),
+for name, config, formula in [("GAU", gau_config, 6 * d * d + d * d_k + 4 * d_k),
                               ("Transformer", transformer_config, 12 * d * d)]:
     model = LM(config)
     per_layer = sum(p.numel() for p in model.blocks[0].parameters() if p.ndim > 1)
     counts[name] = model.num_parameters()
-    print(f"{name:<12} {config.n_layer} layers: {per_layer:>6,} weights per layer (formula {formula:,}), "
-          f"{counts[name]:>7,} parameters in all")
+    print(f"{name:<12} {config.n_layer} layers: {per_layer:>6,} weights per layer "
+          f"(formula {formula:,}), {counts[name]:>7,} parameters in all")
 ratio = counts["GAU"] / counts["Transformer"]
 print(f"GAU / Transformer parameters: {ratio:.2f}")
 
@@ -212,7 +225,8 @@ trained = minilm.pretrained_many({(name, seed): (config, recipes[seed])
                                   for name, config in configs.items() for seed in P.seeds})
 runs = {}
 for (name, seed), (model, history) in trained.items():
-    val = minilm.evaluate(model, corpus, task="causal", length=P.train_len, n_batches=P.eval_batches)["loss"]
+    val = minilm.evaluate(model, corpus, task="causal", length=P.train_len,
+                          n_batches=P.eval_batches)["loss"]
     runs[name, seed] = dict(model=model, history=history, val=val)
     print(f"{name:<12} seed {seed}: validation loss {val:.3f} nats")
 
@@ -222,7 +236,7 @@ def smooth(values, window=25):
     return torch.nn.functional.avg_pool1d(values[None, None], window, stride=1)[0, 0]
 
 
-fig, ax = plt.subplots(figsize=(7, 3.8), dpi=90)
+fig, ax = plt.subplots()
 colors = {"GAU": "tab:blue", "Transformer": "tab:orange"}
 for (name, seed), run in runs.items():
     ax.plot(smooth(run["history"]), color=colors[name], alpha=0.9 if seed == P.seeds[0] else 0.5,
@@ -231,7 +245,8 @@ for label, value in baselines.items():
     ax.axhline(value, color="gray", ls=":", lw=1)
     ax.text(P.steps * 0.99, value + 0.04, label, ha="right", color="gray")
 ax.set(xlabel="step", ylabel="training loss (nats/char, smoothed)", ylim=(1.0, 3.6),
-       title=f"Learning curves, {len(P.seeds)} seeds each, length {P.train_len}")
+       title=f"Learning curves, {len(P.seeds)} seeds each (faint: seed {P.seeds[-1]}), "
+             f"length {P.train_len}")
 ax.legend()
 plt.show()
 
@@ -288,8 +303,9 @@ def with_flash_scale_init(config, seed):
     return model
 
 
-flash_models = minilm.pretrained_many({seed: (gau_config, recipes[seed], with_flash_scale_init(gau_config, seed))
-                                       for seed in P.seeds})
+flash_models = minilm.pretrained_many(
+    {seed: (gau_config, recipes[seed], with_flash_scale_init(gau_config, seed))
+     for seed in P.seeds})
 flash_init = {}
 for seed, (model, _) in flash_models.items():
     flash_init[seed] = minilm.evaluate(model, corpus, task="causal", length=P.train_len,
@@ -326,7 +342,7 @@ for seed in P.seeds:
 # ## Takeaways
 #
 # - A GAU is a gated feed-forward layer whose values are first mixed across positions by one
-#   attention matrix, $A = \mathrm{relu}^2(QK^\top/\sqrt{s})/n$; our from-scratch version matched
+#   attention matrix, $A = \mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$; our from-scratch version matched
 #   `minilm` to $4.5 \times 10^{-8}$.
 # - Two GAUs are about one Transformer layer in size (here the GAU model had 17% more parameters),
 #   and on this corpus the tiny GAU learned at least as well: 1.469 and 1.472 nats against 1.537 and
@@ -373,23 +389,23 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 4. With $\gamma \sim \mathcal{N}(0, 0.02)$, roughly how large is a score $q \cdot k / \sqrt{s}$
+# 4. With $\gamma \sim \mathcal{N}(0, 0.02)$, roughly how large is a score $q \cdot k / \sqrt{d_k}$
 #    at the start, and its $\mathrm{relu}^2$? Why does that make learning slow?
 #
 #    <details><summary>Answer</summary>
 #
 #    $\beta$ starts at 0 and $z$ has entries of order 1, so $q_c \approx 0.02\,z_c$ and
-#    $k_c \approx 0.02\,z_c$. A score sums $s$ products of size about $0.02^2 = 4 \times 10^{-4}$:
+#    $k_c \approx 0.02\,z_c$. A score sums $d_k$ products of size about $0.02^2 = 4 \times 10^{-4}$:
 #    at most about
-#    $s \cdot 4 \times 10^{-4}/\sqrt{s} = 4 \times 10^{-4}\sqrt{s} \approx 3 \times 10^{-3}$ for
-#    $s = 64$, and its relu² about $10^{-5}$ (then divided by $n$). So $A \approx 0$: the attention
+#    $d_k \cdot 4 \times 10^{-4}/\sqrt{d_k} = 4 \times 10^{-4}\sqrt{d_k} \approx 3 \times 10^{-3}$ for
+#    $d_k = 64$, and its relu² about $10^{-5}$ (then divided by $n$). So $A \approx 0$: the attention
 #    path carries almost nothing, and its gradient is tiny too (the derivative of
 #    $\mathrm{relu}^2(x)$ is $2x \approx 0$). The model learns as if it had no attention until the
 #    scales grow, which takes many steps.
 #
 #    </details>
 #
-# 5. Two GAUs per Transformer layer: redo the parameter count for $s = 128$, $d = 768$.
+# 5. Two GAUs per Transformer layer: redo the parameter count for $d_k = 128$, $d = 768$.
 #
 #    <details><summary>Answer</summary>
 #

@@ -13,7 +13,7 @@
 # **The claim** (Su, "Attention and Softmax are a better match", 2022). A GAU divides
 # $\mathrm{relu}^2$ scores by $n$:
 #
-# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{QK^\top}{\sqrt{s}}\right).$$
+# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{QK^\top}{\sqrt{d_k}}\right).$$
 #
 # Pretraining packs samples to one length (512 in the post), so $n$ is a constant in
 # pretraining. When fine-tuning on shorter samples, should $n$ become the sample length,
@@ -30,9 +30,13 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import Config, Recipe, causal_gau, causal_recipe, masked_lm_gau, masked_lm_recipe
+from minilm import Config, Recipe
+from minilm.experiments import causal_gau, causal_recipe, masked_lm_gau, masked_lm_recipe
+from minilm.measure import eval_batches
 from minilm.checks import cmp
+from minilm.plots import course_style
 
+course_style()
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
@@ -55,8 +59,9 @@ print(f"profile {P.name}: seeds {P.seeds}; causal models trained at {P.train_len
 # %%
 L = P.train_len
 gau_config = causal_gau(P, tok.vocab_size)   # lesson 1's config (minilm.experiments)
-causal_models = {seed: model for seed, (model, _) in
-                 minilm.pretrained_many({seed: (gau_config, causal_recipe(P, seed)) for seed in P.seeds}).items()}
+causal_trained = minilm.pretrained_many({seed: (gau_config, causal_recipe(P, seed))
+                                         for seed in P.seeds})
+causal_models = {seed: model for seed, (model, _) in causal_trained.items()}
 
 eval_lengths = [L // 8, L // 4, L // 2, L]
 choices = {"n fixed": L, "n = length": "length", "n = row": "row"}
@@ -70,13 +75,18 @@ for label in choices:
     print(f"{label:<11} loss by length (seeds {'/'.join(map(str, P.seeds))})  {cells}")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 3.6), dpi=90)
+fig, ax = plt.subplots()
 styles = {"n fixed": "tab:blue", "n = length": "tab:red", "n = row": "tab:gray"}
+# n fixed and n = length coincide at T = L: other markers, sizes and lines keep both visible
+markers = {"n fixed": "o-", "n = length": "s--", "n = row": "^:"}
+sizes = {"n fixed": 8, "n = length": 5, "n = row": 5}
 for (seed, label), losses in causal.items():
-    ax.plot(eval_lengths, [losses[T] for T in eval_lengths], "o-", color=styles[label],
-            alpha=1 if seed == P.seeds[0] else 0.5, label=label if seed == P.seeds[0] else None)
-ax.set(xscale="log", xticks=eval_lengths, xticklabels=eval_lengths, xlabel="evaluation length T",
-       ylabel="validation loss (nats/char)", title=f"Causal relu² GAU trained at {L} with n = {L}")
+    ax.plot(eval_lengths, [losses[T] for T in eval_lengths], markers[label], color=styles[label],
+            ms=sizes[label], alpha=1 if seed == P.seeds[0] else 0.5,
+            label=label if seed == P.seeds[0] else None)
+ax.set(xscale="log", xticks=eval_lengths, xticklabels=eval_lengths,
+       xlabel="evaluation length T", ylabel="validation loss (nats/char)",
+       title=f"Causal relu² GAU trained at {L} with n = {L} (faint: seed {P.seeds[-1]})")
 ax.minorticks_off()
 ax.legend()
 plt.show()
@@ -94,11 +104,13 @@ plt.show()
 
 # %%
 model = causal_models[P.seeds[0]]
-x = minilm.eval_batches(corpus, task="causal", length=L, batch_size=2, n_batches=1, device=model.device)[0][0]
+x = eval_batches(corpus, task="causal", length=L, batch_size=2, n_batches=1,
+                 device=model.device)[0][0]
 T = L // 4
 with torch.no_grad():
     prefix_fixed = cmp(f"fixed n: first {T} of {L}", model(x[:, :T]), model(x)[:, :T])
-    prefix_length = cmp(f"n = length: first {T} of {L}", model(x[:, :T], n="length"), model(x)[:, :T])
+    prefix_length = cmp(f"n = length: first {T} of {L}", model(x[:, :T], n="length"),
+                        model(x)[:, :T])
 
 # %% [markdown]
 # With $n$ = length, the short sequence divides by $T$ instead of $L$: every attention
@@ -114,11 +126,13 @@ with torch.no_grad():
 # n = length is the control it rejects.
 
 # %%
-assert prefix_fixed and not prefix_length   # demonstration of the construction; n = length is its control
+# a demonstration of the construction; n = length is its control
+assert prefix_fixed and not prefix_length
 for seed in P.seeds:
     for T in (L // 8, L // 4):   # control: at T = L the two divisors coincide, gap 0
         assert causal[seed, "n = length"][T] > causal[seed, "n fixed"][T] + 0.5, (seed, T)
-    assert causal[seed, "n = row"][L] > causal[seed, "n fixed"][L] + 0.3, seed   # control: n = length at L, gap 0
+    # control: n = length at L, gap 0
+    assert causal[seed, "n = row"][L] > causal[seed, "n fixed"][L] + 0.3, seed
 
 # %% [markdown]
 # So in a causal model, the question is settled before we ask it: fixed n is right by
@@ -139,13 +153,16 @@ for seed in P.seeds:
 
 # %%
 L_mlm = P.mlm_len
-mlm_config = masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)   # shared with lessons 3-4 (minilm.experiments)
+# shared with lessons 3-4 (minilm.experiments)
+mlm_config = masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)
 print(mlm_config)
-mlm_models = {seed: model for seed, (model, _) in
-              minilm.pretrained_many({seed: (mlm_config, masked_lm_recipe(P, seed)) for seed in P.seeds}).items()}
+mlm_trained = minilm.pretrained_many({seed: (mlm_config, masked_lm_recipe(P, seed))
+                                      for seed in P.seeds})
+mlm_models = {seed: model for seed, (model, _) in mlm_trained.items()}
 for seed in P.seeds:
     result = minilm.evaluate(mlm_models[seed], corpus, task="mlm", length=L_mlm, n_batches=8)
-    print(f"seed {seed}: MLM accuracy at {L_mlm}: {100 * result['accuracy']:.1f}%  (loss {result['loss']:.3f})")
+    print(f"seed {seed}: MLM accuracy at {L_mlm}: {100 * result['accuracy']:.1f}%  "
+          f"(loss {result['loss']:.3f})")
 
 # %% [markdown]
 # ### Zero-shot: the same weights at shorter lengths
@@ -164,12 +181,14 @@ zero_shot = {(seed, label): {T: mlm_score(model, T, n=n)["accuracy"] for T in sh
              for seed, model in mlm_models.items()
              for label, n in (("n fixed", L_mlm), ("n = length", "length"))}
 
-fig, ax = plt.subplots(figsize=(6.5, 3.6), dpi=90)
+fig, ax = plt.subplots()
 for (seed, label), acc in zero_shot.items():
-    ax.plot(short_lengths, [100 * acc[T] for T in short_lengths], "o-", color=styles[label],
-            alpha=1 if seed == P.seeds[0] else 0.5, label=label if seed == P.seeds[0] else None)
-ax.set(xscale="log", xticks=short_lengths, xticklabels=short_lengths, xlabel="evaluation length T",
-       ylabel="MLM accuracy (%)", title=f"Bidirectional relu² GAU trained at {L_mlm}, zero-shot")
+    ax.plot(short_lengths, [100 * acc[T] for T in short_lengths], markers[label],
+            color=styles[label], ms=sizes[label], alpha=1 if seed == P.seeds[0] else 0.5,
+            label=label if seed == P.seeds[0] else None)
+ax.set(xscale="log", xticks=short_lengths, xticklabels=short_lengths,
+       xlabel="evaluation length T", ylabel="MLM accuracy (%)",
+       title=f"Bidirectional relu² GAU trained at {L_mlm}, zero-shot (faint: seed {P.seeds[-1]})")
 ax.minorticks_off()
 ax.legend()
 plt.show()
@@ -190,23 +209,26 @@ scores = {(seed, label, 0): mlm_score(model, T_ft, n=n)
           for seed, model in mlm_models.items() for label, n in settings.items()}
 tuned = minilm.pretrained_many({
     (seed, label, steps): (Config(**{**mlm_config.to_dict(), "n": n}),
-                           Recipe(task="mlm", length=T_ft, steps=steps, batch_size=P.batch_size, lr=3e-4,
-                                  warmup=10, seed=seed),
+                           Recipe(task="mlm", length=T_ft, steps=steps, batch_size=P.batch_size,
+                                  lr=3e-4, warmup=10, seed=seed),
                            model)
-    for seed, model in mlm_models.items() for label, n in settings.items() for steps in budgets},
+    for seed, model in mlm_models.items() for label, n in settings.items()
+    for steps in budgets},
     progress=False)
 scores.update({key: mlm_score(model, T_ft) for key, (model, _) in tuned.items()})
 
-print(f"MLM at T = {T_ft}: accuracy % (loss)        n fixed            n = length      fixed - length (loss)")
+print(f"MLM at T = {T_ft}: accuracy % (loss)        n fixed            n = length      "
+      f"fixed - length (loss)")
 for seed in P.seeds:
     for steps in (0, *budgets):
         a, b = scores[seed, "n fixed", steps], scores[seed, "n = length", steps]
         print(f"seed {seed}, {'zero-shot' if steps == 0 else f'{steps} steps':>10}:      "
-              f"{100 * a['accuracy']:5.1f} ({a['loss']:.3f})     {100 * b['accuracy']:5.1f} ({b['loss']:.3f})"
+              f"{100 * a['accuracy']:5.1f} ({a['loss']:.3f})     "
+              f"{100 * b['accuracy']:5.1f} ({b['loss']:.3f})"
               f"     {a['loss'] - b['loss']:+.3f}")
 
 # %%
-fig, axes = plt.subplots(1, len(P.seeds), figsize=(8, 3.3), dpi=90, sharey=True)
+fig, axes = plt.subplots(1, len(P.seeds), figsize=(9, 3.8), sharey=True)
 stages = (0, *budgets)
 for ax, seed in zip(axes, P.seeds):
     for offset, label in ((-0.2, "n fixed"), (0.2, "n = length")):
@@ -214,7 +236,7 @@ for ax, seed in zip(axes, P.seeds):
                [100 * scores[seed, label, s]["accuracy"] for s in stages], width=0.4,
                color=styles[label], label=label)
     ax.set(xticks=range(len(stages)), xticklabels=["zero-shot"] + [f"{s} steps" for s in budgets],
-           title=f"seed {seed}", ylim=(30, 68))
+           xlabel="fine-tuning budget", title=f"seed {seed}", ylim=(0, 75))
 axes[0].set_ylabel(f"MLM accuracy at T = {T_ft} (%)")
 axes[0].legend(loc="upper left", ncol=2)
 plt.show()
@@ -236,12 +258,16 @@ plt.show()
 # %%
 small, large = budgets
 for seed in P.seeds:
-    fixed_ahead_by = {steps: scores[seed, "n = length", steps]["loss"] - scores[seed, "n fixed", steps]["loss"]
+    fixed_ahead_by = {steps: scores[seed, "n = length", steps]["loss"]
+                      - scores[seed, "n fixed", steps]["loss"]
                       for steps in stages}
-    print(f"seed {seed}: n fixed lower in loss by", {k: round(v, 3) for k, v in fixed_ahead_by.items()})
-    assert scores[seed, "n fixed", 0]["accuracy"] > scores[seed, "n = length", 0]["accuracy"] + 0.05, seed
-    assert fixed_ahead_by[small] > 0.02, seed          # fails for the larger budget (0.006-0.008)
-    assert abs(fixed_ahead_by[large]) < 0.02, seed     # a bound, not a sign; fails for the small budget
+    print(f"seed {seed}: n fixed lower in loss by",
+          {k: round(v, 3) for k, v in fixed_ahead_by.items()})
+    assert (scores[seed, "n fixed", 0]["accuracy"]
+            > scores[seed, "n = length", 0]["accuracy"] + 0.05), seed
+    assert fixed_ahead_by[small] > 0.02, seed   # fails for the larger budget (0.006-0.008)
+    # a bound, not a sign; fails for the small budget
+    assert abs(fixed_ahead_by[large]) < 0.02, seed
 
 # %% [markdown]
 # ## Our numbers next to Su's

@@ -12,13 +12,13 @@
 #
 # **The argument** (Su, 2022). Softmax attention is
 #
-# $$a_{ij} = \frac{1}{Z_i} e^{s_{ij}},\qquad Z_i = \sum_{j=1}^{n} e^{s_{ij}},\qquad s_{ij} = \frac{q_i\cdot k_j}{\sqrt d}.$$
+# $$a_{ij} = \frac{1}{Z_i} e^{S_{ij}},\qquad Z_i = \sum_{j=1}^{n} e^{S_{ij}},\qquad S_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}}.$$
 #
 # If $Z_i$ grew like $n$, replacing it by $n$ (what relu²$/n$ does with $n$ = length) would
 # be harmless. But trained attention is *sparse and local*: beyond some distance $k$ the
-# terms $e^{s_{ij}}$ are nearly 0, so $Z_i = O(k)$, independent of $n$. Then the right
+# terms $e^{S_{ij}}$ are nearly 0, so $Z_i = O(k)$, independent of $n$. Then the right
 # stand-in for $Z_i$ is a constant, which is what "keep n fixed" is. The same holds for
-# $\sum_j \mathrm{relu}^2(s_{ij})$, where relu even sets terms to exactly 0.
+# $\sum_j \mathrm{relu}^2(S_{ij})$, where relu even sets terms to exactly 0.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -30,8 +30,12 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import LM, causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe
+from minilm import LM
+from minilm.experiments import causal_recipe, causal_transformer, masked_lm_gau, masked_lm_recipe
+from minilm.measure import eval_batches, growth_exponent, log_normalisers
+from minilm.plots import course_style, heatmap
 
+course_style()
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
@@ -49,7 +53,8 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs trained at {L_mlm}")
 # the softmax GAU; the relu² one comes from lesson 2's cache); run again, it loads both in seconds.
 
 # %%
-configs = {"softmax": masked_lm_gau(P, tok.vocab_size, "softmax"), "relu²": masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)}
+configs = {"softmax": masked_lm_gau(P, tok.vocab_size, "softmax"),
+           "relu²": masked_lm_gau(P, tok.vocab_size, "relu2", n=L_mlm)}
 trained = minilm.pretrained_many({(name, seed): (config, masked_lm_recipe(P, seed))
                                   for name, config in configs.items() for seed in P.seeds})
 models = {key: model for key, (model, _) in trained.items()}
@@ -61,7 +66,7 @@ untrained = LM(configs["softmax"]).eval()
 #
 # For each model and each length $T \in \{L/8, L/4, L/2, L\}$ we take 32 validation
 # sequences and compute, per layer:
-# - $\log Z_i$ averaged over rows (softmax: $\log\sum_j e^{s_{ij}}$; relu²: $\log \sum_j \mathrm{relu}^2(s_{ij})$);
+# - $\log Z_i$ averaged over rows (softmax: $\log\sum_j e^{S_{ij}}$; relu²: $\log \sum_j \mathrm{relu}^2(S_{ij})$);
 # - the attention entropy $H_i = -\sum_j a_{ij}\log a_{ij}$ and $e^{H_i}$, the number of keys
 #   a row would cover if it spread its weight evenly over them ($e^{H} = n$ for uniform attention).
 #
@@ -77,8 +82,9 @@ def growth(model):
     """Per layer: Z (geometric mean over rows) and mean effective keys, at every length."""
     Z, keys = [], []
     for T in lengths:
-        x = minilm.eval_batches(corpus, task="mlm", length=T, batch_size=32, n_batches=1, device=model.device)[0][0]
-        Z.append(minilm.log_normalisers(model, x).mean(dim=(1, 2)).exp())
+        x = eval_batches(corpus, task="mlm", length=T, batch_size=32, n_batches=1,
+                         device=model.device)[0][0]
+        Z.append(log_normalisers(model, x).mean(dim=(1, 2)).exp())
         keys.append(minilm.attention_entropy(model, x).exp().mean(dim=(1, 2)))
     return torch.stack(Z, 1), torch.stack(keys, 1)   # (n_layer, len(lengths)) each
 
@@ -86,21 +92,24 @@ def growth(model):
 measured = {key: growth(model) for key, model in models.items()}
 measured["softmax, untrained", 0] = growth(untrained)
 exponents = {}
-print(f"{'model':<20} {'seed':>4} {'layer':>5}   Z exponent   effective keys at n = {lengths}   exponent")
+print(f"{'model':<20} {'seed':>4} {'layer':>5}   Z exponent   "
+      f"effective keys at n = {lengths}   exponent")
 for (name, seed), (Z, keys) in measured.items():
     for layer in range(Z.shape[0]):
-        bz, bk = minilm.growth_exponent(lengths, Z[layer]), minilm.growth_exponent(lengths, keys[layer])
+        bz, bk = growth_exponent(lengths, Z[layer]), growth_exponent(lengths, keys[layer])
         exponents[name, seed, layer] = (bz, bk)
-        print(f"{name:<20} {seed:>4} {layer:>5}   {bz:10.2f}   {str([round(v, 1) for v in keys[layer].tolist()]):<34} {bk:8.2f}")
+        rounded = str([round(v, 1) for v in keys[layer].tolist()])
+        print(f"{name:<20} {seed:>4} {layer:>5}   {bz:10.2f}   {rounded:<34} {bk:8.2f}")
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=90)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 colors = {"softmax": "tab:green", "relu²": "tab:blue", "softmax, untrained": "tab:gray"}
 ns = torch.tensor(lengths, dtype=torch.float)
 for (name, seed), (Z, keys) in measured.items():
     for layer in range(Z.shape[0]):
         label = name if seed == P.seeds[0] and layer == 0 else None
-        axes[0].plot(lengths, Z[layer] / Z[layer, 0], "o-", color=colors[name], alpha=0.7, label=label)
+        axes[0].plot(lengths, Z[layer] / Z[layer, 0], "o-", color=colors[name], alpha=0.7,
+                     label=label)
         axes[1].plot(lengths, keys[layer], "o-", color=colors[name], alpha=0.7, label=label)
 axes[0].plot(lengths, ns / ns[0], "k--", lw=1, label="O(n)")
 axes[0].axhline(1, color="k", ls=":", lw=1, label="O(1)")
@@ -108,12 +117,11 @@ axes[0].set(ylabel=f"Z(n) / Z({lengths[0]})", title="Normaliser Z_i (every layer
 axes[1].plot(lengths, lengths, "k--", lw=1, label="uniform: n keys")
 axes[1].set(ylabel="effective keys  exp(H)", title="How many keys a query uses")
 for ax in axes:
-    ax.set(xscale="log", yscale="log", xlabel="number of keys n (= sequence length)", xticks=lengths,
-           xticklabels=lengths)
+    ax.set(xscale="log", yscale="log", xlabel="number of keys n (= sequence length)",
+           xticks=lengths, xticklabels=lengths)
     ax.minorticks_off()
-    ax.legend(fontsize=8)
+    ax.legend()
 axes[0].set(yticks=[1, 2, 4, 8], yticklabels=["1", "2", "4", "8"])
-plt.tight_layout()
 plt.show()
 
 # %% [markdown]
@@ -135,7 +143,8 @@ for (name, seed, layer), (bz, bk) in exponents.items():
         assert bz > 0.8 and bk > 0.8, (bz, bk)
     else:
         assert bz < 0.3 and bk < 0.5, (name, seed, layer, bz, bk)
-        assert measured[name, seed][1][layer, -1] < L_mlm / 8, "a trained query uses a handful of keys"
+        assert measured[name, seed][1][layer, -1] < L_mlm / 8, \
+            "a trained query uses a handful of keys"
 
 # %% [markdown]
 # ## Back to lesson 2, in numbers
@@ -163,20 +172,24 @@ for seed in P.seeds:
 # validation text: each row is a query, each column a key, darker is more weight.
 
 # %%
-transformer, _ = minilm.pretrained(causal_transformer(P, tok.vocab_size), causal_recipe(P, P.seeds[0]))  # lesson 1's
+# lesson 1's model
+transformer, _ = minilm.pretrained(causal_transformer(P, tok.vocab_size),
+                                   causal_recipe(P, P.seeds[0]))
 text = corpus.text[len(corpus.train) + 3000:][:P.train_len]
 with torch.no_grad():
-    _, weights = transformer(tok.encode(text).unsqueeze(0).to(transformer.device), return_weights=True)
+    _, weights = transformer(tok.encode(text).unsqueeze(0).to(transformer.device),
+                             return_weights=True)
 weights = [w.cpu() for w in weights]
 
-fig, axes = plt.subplots(P.n_layer, P.n_head, figsize=(2.4 * P.n_head, 2.5 * P.n_layer), dpi=80)
+fig, axes = plt.subplots(P.n_layer, P.n_head, figsize=(11, 2.8 * P.n_layer), squeeze=False)
 for layer in range(P.n_layer):
     for head in range(P.n_head):
         ax = axes[layer, head]
-        ax.imshow(weights[layer][0, head] ** 0.5, cmap="Greys", vmin=0, vmax=1)
-        ax.set(xticks=[], yticks=[], title=f"layer {layer}, head {head}")
+        image = heatmap(ax, weights[layer][0, head] ** 0.5, xlabel="key j", ylabel="query i",
+                        colorbar=None, cmap="Greys", vmin=0, vmax=1)
+        ax.set(title=f"layer {layer}, head {head}")
+fig.colorbar(image, ax=axes, label="√weight", shrink=0.8)
 fig.suptitle("Causal Transformer attention (sqrt of weights, to show small ones)")
-plt.tight_layout()
 plt.show()
 print(repr(text))
 
@@ -186,20 +199,21 @@ print(repr(text))
 # uses as the number it *could* use grows, in every head of this model:
 
 # %%
-x = minilm.eval_batches(corpus, task="causal", length=P.train_len, batch_size=32, n_batches=1,
-                        device=transformer.device)[0][0]
+x = eval_batches(corpus, task="causal", length=P.train_len, batch_size=32, n_batches=1,
+                 device=transformer.device)[0][0]
 causal_keys = minilm.attention_entropy(transformer, x).exp()     # (layer, head, position)
 visible = torch.arange(1, P.train_len + 1)
-fig, ax = plt.subplots(figsize=(6, 3.5), dpi=90)
+fig, ax = plt.subplots()
 for layer in range(P.n_layer):
     for head in range(P.n_head):
         ax.plot(visible, causal_keys[layer, head], alpha=0.7, label=f"L{layer}H{head}")
 ax.plot(visible, visible, "k--", lw=1, label="uniform")
 ax.set(xlabel="keys visible to the query (i + 1)", ylabel="effective keys exp(H)", ylim=(0, 20),
        title="Causal Transformer: effective keys per head")
-ax.legend(ncol=3, fontsize=7)
+ax.legend(ncol=3)
 plt.show()
-print(f"effective keys at n = {P.train_len}: {causal_keys[..., -1].mean():.1f} on average over heads")
+print(f"effective keys at n = {P.train_len}: {causal_keys[..., -1].mean():.1f} "
+      f"on average over heads")
 
 # %% [markdown]
 # Asserted: fewer than $L/8$ effective keys at $n = L$, on average over heads. The control
@@ -210,7 +224,8 @@ print(f"effective keys at n = {P.train_len}: {causal_keys[..., -1].mean():.1f} o
 torch.manual_seed(0)
 untrained_causal = LM(causal_transformer(P, tok.vocab_size)).eval().to(transformer.device)
 untrained_keys = minilm.attention_entropy(untrained_causal, x).exp()
-print(f"untrained, same architecture: {untrained_keys[..., -1].mean():.1f} effective keys at n = {P.train_len}")
+print(f"untrained, same architecture: {untrained_keys[..., -1].mean():.1f} "
+      f"effective keys at n = {P.train_len}")
 assert causal_keys[..., -1].mean() < P.train_len / 8
 assert untrained_keys[..., -1].mean() > P.train_len / 2   # the control
 
@@ -241,16 +256,19 @@ def rope_decay_bound(distances, dim, base=10000.0):
 
 
 distances = torch.arange(0, 4 * L_mlm + 1)
-fig, ax = plt.subplots(figsize=(6, 3.3), dpi=90)
+fig, ax = plt.subplots()
 for dim in (P.d_qk, 128):
     ax.plot(distances, rope_decay_bound(distances, dim), label=f"d = {dim}")
-ax.set(xlabel="relative distance r", ylabel="bound factor", title="RoPE: the bound on |score| decays with distance")
+ax.set(xlabel="relative distance r", ylabel="bound factor",
+       title="RoPE: the bound on |score| decays with distance")
 ax.legend()
 plt.show()
 bound = rope_decay_bound(distances, P.d_qk)
-print(f"d = {P.d_qk}: bound at r = 0: {bound[0]:.1f}, r = 16: {bound[16]:.1f}, r = {L_mlm}: {bound[L_mlm]:.1f}")
+print(f"d = {P.d_qk}: bound at r = 0: {bound[0]:.1f}, r = 16: {bound[16]:.1f}, "
+      f"r = {L_mlm}: {bound[L_mlm]:.1f}")
 flat = rope_decay_bound(distances, P.d_qk, base=1.0)   # the control: one frequency for every pair
-print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, r = {L_mlm}: {flat[L_mlm]:.1f}")
+print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "
+      f"r = {L_mlm}: {flat[L_mlm]:.1f}")
 
 # %% [markdown]
 # The check below is a **demonstration** of the formula, not a measurement: the bound is
@@ -260,7 +278,8 @@ print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, r = {L_mlm}
 # would fail.
 
 # %%
-assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]   # demonstration; fails for base = 1
+# a demonstration; fails for base = 1
+assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 
 # %% [markdown]
 # ## Our numbers next to the source's
@@ -296,7 +315,7 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]   # demonstration;
 #
 #    <details><summary>Answer</summary>
 #
-#    $e^{s_{ij} + c} = e^{c} e^{s_{ij}}$: the numerator and $Z_i$ both get the factor $e^{c}$, which
+#    $e^{S_{ij} + c} = e^{c} e^{S_{ij}}$: the numerator and $Z_i$ both get the factor $e^{c}$, which
 #    cancels, so every $a_{ij}$ is unchanged. A model can therefore put $Z_i$ at any level (the
 #    constant shifts $\log Z_i$ by $c$), and the level tells us nothing. The growth does: comparing
 #    $Z_i$ at two lengths for the same row, $Z_i(n)/Z_i(n')$, the constant cancels, and what is left
@@ -339,7 +358,7 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]   # demonstration;
 #    <details><summary>Answer</summary>
 #
 #    Expected: relu². A negative score gives exactly 0, so keys the query does not want add nothing
-#    to its sum however many there are; softmax gives every key $e^{s_{ij}} > 0$, and at very long
+#    to its sum however many there are; softmax gives every key $e^{S_{ij}} > 0$, and at very long
 #    lengths a huge number of small terms adds up, roughly in proportion to $n$. Up to $n = 128$ the
 #    stored run shows the opposite (relu² exponents 0.09-0.17, softmax 0.05-0.09): at short lengths
 #    what each model learned matters more than the tail, and the argument is about very long rows.

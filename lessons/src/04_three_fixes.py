@@ -9,13 +9,13 @@
 #   ablation said no);
 # - what each fix costs, in compute and in simplicity.
 #
-# **The fixes** (Su, 2022), for $A = \mathrm{relu}^2(QK^\top/\sqrt s)/n$:
+# **The fixes** (Su, 2022), for $A = \mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$:
 #
 # 1. **Keep n fixed** at the pretraining length, whatever the sample length.
 # 2. **Mixed-length pretraining** with $n$ = sample length: the model sees many $n$ and
 #    cannot tune itself to one of them.
 # 3. **Normalise by the row sum**, like softmax does:
-#    $a_{ij} = \mathrm{relu}^2(s_{ij}) / \sum_{j'} \mathrm{relu}^2(s_{ij'})$.
+#    $a_{ij} = \mathrm{relu}^2(S_{ij}) / \sum_{j'} \mathrm{relu}^2(S_{ij'})$.
 #
 # and (4) **use softmax**, which divides by its own row sum $Z_i$ already. Su's verdict:
 # all work, but fix 1 is not adaptive, fix 2 needs a special data pipeline, fix 3 is softmax
@@ -31,13 +31,19 @@ from dataclasses import replace
 import matplotlib.pyplot as plt
 
 import minilm
-from minilm import masked_lm_gau, masked_lm_recipe
+from minilm.bench import step_time
+from minilm.experiments import masked_lm_gau, masked_lm_recipe
+from minilm.measure import eval_batches
+from minilm.plots import course_style
+from minilm.training import pick_device
 
+course_style()
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
 L = P.mlm_len
-print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.mlm_steps} steps")
+print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} "
+      f"for {P.mlm_steps} steps")
 
 # %% [markdown]
 # ## Four models, one recipe
@@ -53,7 +59,8 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} for {P.m
 
 # %%
 def gau(norm, n=None):
-    return masked_lm_gau(P, tok.vocab_size, norm, n)   # the config lessons 2-3 used (minilm.experiments)
+    # the config lessons 2-3 used (minilm.experiments)
+    return masked_lm_gau(P, tok.vocab_size, norm, n)
 
 
 def recipe(seed, lengths=None):
@@ -65,7 +72,8 @@ def recipe(seed, lengths=None):
 
 
 mixed = (L // 8, L // 4, L // 2, L)
-print(f"mixed lengths {mixed}: {recipe(0, mixed).steps} steps for the same tokens as {P.mlm_steps} steps at {L}")
+print(f"mixed lengths {mixed}: {recipe(0, mixed).steps} steps for the same tokens "
+      f"as {P.mlm_steps} steps at {L}")
 variants = {  # label: (config, recipe for a seed, attention override at evaluation)
     "no fix: n = length": (gau("relu2", n=L), recipe, {"n": "length"}),
     "1. n fixed": (gau("relu2", n=L), recipe, {}),
@@ -74,7 +82,8 @@ variants = {  # label: (config, recipe for a seed, attention override at evaluat
     "4. softmax": (gau("softmax"), recipe, {}),
 }
 trained = minilm.pretrained_many({(label, seed): (config, make_recipe(seed))
-                                  for label, (config, make_recipe, _) in variants.items() for seed in P.seeds})
+                                  for label, (config, make_recipe, _) in variants.items()
+                                  for seed in P.seeds})
 models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
@@ -96,26 +105,31 @@ for (label, seed), model in models.items():
                                                    batch_size=max(4, 4096 // T), n_batches=8,
                                                    **overrides)["accuracy"]
 
-print(f"{'MLM accuracy %, seeds ' + '/'.join(map(str, P.seeds)):<34}" + "".join(f"{T:>13}" for T in eval_lengths))
+print(f"{'MLM accuracy %, seeds ' + '/'.join(map(str, P.seeds)):<34}"
+      + "".join(f"{T:>13}" for T in eval_lengths))
 for label in variants:
-    print(f"{label:<34}" + "".join(f"{'/'.join(f'{100 * accuracy[label, s, T]:.1f}' for s in P.seeds):>13}"
-                                   for T in eval_lengths))
+    cells = ("/".join(f"{100 * accuracy[label, s, T]:.1f}" for s in P.seeds) for T in eval_lengths)
+    print(f"{label:<34}" + "".join(f"{cell:>13}" for cell in cells))
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 4), dpi=90)
+fig, ax = plt.subplots(figsize=(7, 4.4))
 colors = ["tab:red", "tab:blue", "tab:purple", "tab:olive", "tab:green"]
-for color, label in zip(colors, variants):
+# "no fix" and fix 1 coincide at the training length: every curve has its own marker and line,
+# and the first marker is larger, so that it shows around the one drawn over it
+markers = ["s--", "o-", "^-.", "D:", "v-"]
+for color, marker, label in zip(colors, markers, variants):
     mean = [100 * sum(accuracy[label, s, T] for s in P.seeds) / len(P.seeds) for T in eval_lengths]
-    ax.plot(eval_lengths, mean, "o-", color=color, label=label)
+    ax.plot(eval_lengths, mean, marker, color=color, label=label, ms=8 if marker == "s--" else 5)
     for seed in P.seeds:
         ax.plot(eval_lengths, [100 * accuracy[label, seed, T] for T in eval_lengths], color=color,
                 alpha=0.25, lw=1)
 ax.axvline(L, color="gray", ls=":", lw=1)
 ax.text(L, ax.get_ylim()[0] + 1, " training length", color="gray")
 ax.set(xscale="log", xticks=eval_lengths, xticklabels=eval_lengths, xlabel="evaluation length",
-       ylabel="MLM accuracy (%)", title="Bidirectional relu² GAU: the fixes, zero-shot (mean of seeds; thin: each seed)")
+       ylabel="MLM accuracy (%)",
+       title="Bidirectional relu² GAU: the fixes, zero-shot\n(mean of seeds; thin: each seed)")
 ax.minorticks_off()
-ax.legend(fontsize=8)
+ax.legend()
 plt.show()
 
 # %% [markdown]
@@ -139,12 +153,12 @@ for label in list(variants)[1:]:
 # a few steps, this machine), and what each asks of you:
 
 # %%
-x, y = minilm.eval_batches(corpus, task="mlm", length=L, batch_size=P.batch_size, n_batches=1)[0]
-device = minilm.pick_device()
+x, y = eval_batches(corpus, task="mlm", length=L, batch_size=P.batch_size, n_batches=1)[0]
+device = pick_device()
 costs = {}
 for label in list(variants)[1:]:
     config = variants[label][0]
-    costs[label] = minilm.step_time(minilm.LM(config).to(device), x, y, repeats=5)
+    costs[label] = step_time(minilm.LM(config).to(device), x, y, repeats=5)
     print(f"{label:<30} {1000 * costs[label]:6.1f} ms/step")
 
 # %% [markdown]
@@ -191,14 +205,18 @@ for label in list(variants)[1:]:
 for seed in P.seeds:
     for T in (L // 8, L // 4):   # control: at T = L "no fix" is fix 1, gap 0
         for label in list(variants)[1:]:
-            assert accuracy[label, seed, T] > accuracy["no fix: n = length", seed, T] + 0.03, (label, seed, T)
+            assert (accuracy[label, seed, T]
+                    > accuracy["no fix: n = length", seed, T] + 0.03), (label, seed, T)
 mean = {label: sum(v) / len(v) for label, v in at_L.items()}
 assert abs(mean["4. softmax"] - mean["1. n fixed"]) < 0.25, mean   # a bound, not a sign
 for seed in P.seeds:
-    row_normalised = (accuracy["3. relu² / row sum", seed, 2 * L] + accuracy["4. softmax", seed, 2 * L]) / 2
-    assert row_normalised > accuracy["1. n fixed", seed, 2 * L] + 0.03, seed   # control: "no fix" is below n fixed
+    row_normalised = (accuracy["3. relu² / row sum", seed, 2 * L]
+                      + accuracy["4. softmax", seed, 2 * L]) / 2
+    # control: "no fix" is below n fixed
+    assert row_normalised > accuracy["1. n fixed", seed, 2 * L] + 0.03, seed
     for T in eval_lengths[:-1]:   # a bound; control: "no fix" at L/8
-        assert abs(accuracy["2. mixed lengths, n = length", seed, T] - accuracy["1. n fixed", seed, T]) < 0.05, (seed, T)
+        assert abs(accuracy["2. mixed lengths, n = length", seed, T]
+                   - accuracy["1. n fixed", seed, T]) < 0.05, (seed, T)
 
 # %% [markdown]
 # ## Our numbers next to the source's
@@ -246,13 +264,13 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 2. Fix 3 divides by $\sum_j \mathrm{relu}^2(s_{ij})$. Show that it is unchanged if all scores
+# 2. Fix 3 divides by $\sum_j \mathrm{relu}^2(S_{ij})$. Show that it is unchanged if all scores
 #    of a row are multiplied by 2. Why is that a problem if you *want* to sharpen attention?
 #
 #    <details><summary>Answer</summary>
 #
 #    For every score, $\mathrm{relu}(2s)^2 = 4\,\mathrm{relu}(s)^2$ (negative scores stay 0). So
-#    $a_{ij} = 4\,\mathrm{relu}^2(s_{ij}) / \sum_{j'} 4\,\mathrm{relu}^2(s_{ij'})$ and the 4
+#    $a_{ij} = 4\,\mathrm{relu}^2(S_{ij}) / \sum_{j'} 4\,\mathrm{relu}^2(S_{ij'})$ and the 4
 #    cancels; the same holds for any factor $\lambda > 0$, with $\lambda^2$. So no temperature can
 #    sharpen (or soften) this attention: the entropy-invariant factor of lesson 5 and the
 #    temperatures of lessons 7-12 have no effect on it. To sharpen it you would have to change the

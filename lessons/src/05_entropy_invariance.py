@@ -16,7 +16,7 @@
 # from Entropy Invariance", kexue.fm/archives/8823). For going *longer*
 # than training (extrapolation), use
 #
-# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{\log_L n}{\sqrt d}\, Q K^\top\right) V,$$
+# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{\log_L n}{\sqrt{d_k}}\, Q K^\top\right) V,$$
 #
 # with $L$ the training length (512 in the post): at $n = L$ it is ordinary attention; for
 # $n > L$ the logits are sharpened just enough to keep each row's entropy where training
@@ -34,8 +34,14 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import Config, Recipe, causal_recipe, causal_transformer
+from minilm import Config, Recipe
+from minilm.experiments import causal_recipe, causal_transformer
+from minilm.measure import eval_batches
+from minilm.model import logn_factor
+from minilm import measure
+from minilm.plots import course_style
 
+course_style()
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
@@ -74,7 +80,8 @@ print(f"profile {P.name}: seeds {P.seeds}, trained at L = {L}, {P.mlm_steps} mas
 
 # %%
 print("the factor log(n)/log(L) at a few lengths, L =", L)
-print({n: round(float(minilm.logn_factor(n, L, causal=False)[0]), 3) for n in (L // 2, L, 2 * L, 4 * L, 16 * L)})
+print({n: round(float(logn_factor(n, L, causal=False)[0]), 3)
+       for n in (L // 2, L, 2 * L, 4 * L, 16 * L)})
 
 # %% [markdown]
 # ## Su's small test, in miniature
@@ -107,38 +114,45 @@ for seed, model in models.items():
             accuracy[seed, label, T] = minilm.evaluate(model, corpus, task="mlm", length=T,
                                                        batch_size=max(2, 8192 // T), n_batches=8,
                                                        logn_base=base)["accuracy"]
-            x = minilm.eval_batches(corpus, task="mlm", length=T, batch_size=max(2, 2048 // T),
+            x = eval_batches(corpus, task="mlm", length=T, batch_size=max(2, 2048 // T),
                                     n_batches=1, device=model.device)[0][0]
-            entropy[seed, label, T] = minilm.attention_entropy(model, x, logn_base=base).mean().item()
+            entropy[seed, label, T] = minilm.attention_entropy(model, x,
+                                                               logn_base=base).mean().item()
 
 # Su's RoFormer-small table, from his 2021 post (kexue.fm/archives/8823): MLM accuracy % at 64..1024
-su = {"standard": [43.27, 36.53, 23.02, 15.12, 11.54], "entropy-invariant": [43.11, 41.17, 34.04, 20.15, 13.58]}
+su = {"standard": [43.27, 36.53, 23.02, 15.12, 11.54],
+      "entropy-invariant": [43.11, 41.17, 34.04, 20.15, 13.58]}
 print(f"{'MLM accuracy %':<38}" + "".join(f"{T:>8}" for T in lengths))
 for label in settings:
     print(f"{'Su, RoFormer-small, ' + label:<38}" + "".join(f"{v:8.2f}" for v in su[label]))
 for seed in P.seeds:
     for label in settings:
-        print(f"{f'here, seed {seed}, ' + label:<38}" + "".join(f"{100 * accuracy[seed, label, T]:8.2f}" for T in lengths))
+        print(f"{f'here, seed {seed}, ' + label:<38}"
+              + "".join(f"{100 * accuracy[seed, label, T]:8.2f}" for T in lengths))
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=90)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 colors = {"standard": "tab:gray", "entropy-invariant": "tab:green"}
+# the two coincide at n = L: other markers and lines, and the first drawn larger
+markers = {"standard": "o-", "entropy-invariant": "s--"}
+sizes = {"standard": 8, "entropy-invariant": 5}
 for seed in P.seeds:
     for label in settings:
         first = seed == P.seeds[0]
-        axes[0].plot(lengths, [100 * accuracy[seed, label, T] for T in lengths], "o-", color=colors[label],
-                     alpha=1 if first else 0.5, label=label if first else None)
-        axes[1].plot(lengths, [entropy[seed, label, T] for T in lengths], "o-", color=colors[label],
-                     alpha=1 if first else 0.5, label=label if first else None)
-axes[1].plot(lengths, [entropy[P.seeds[0], "standard", L] + math.log(T / L) for T in lengths], "k:", lw=1,
-             label="+ log(n/L): uniform spreading")
-axes[0].set(ylabel="MLM accuracy (%)", title=f"Trained at {L}, evaluated longer")
+        style = dict(color=colors[label], ms=sizes[label], alpha=1 if first else 0.5,
+                     label=label if first else None)
+        axes[0].plot(lengths, [100 * accuracy[seed, label, T] for T in lengths], markers[label],
+                     **style)
+        axes[1].plot(lengths, [entropy[seed, label, T] for T in lengths], markers[label], **style)
+axes[1].plot(lengths, [entropy[P.seeds[0], "standard", L] + math.log(T / L) for T in lengths], "k:",
+             lw=1, label="+ log(n/L): uniform spreading")
+axes[0].set(ylabel="MLM accuracy (%)",
+            title=f"Trained at {L}, evaluated longer (faint: seed {P.seeds[-1]})")
 axes[1].set(ylabel="attention entropy (nats, mean)", title="Entropy grows; log n holds it")
 for ax in axes:
     ax.set(xscale="log", xticks=lengths, xticklabels=lengths, xlabel="evaluation length n")
     ax.minorticks_off()
-    ax.legend(fontsize=8)
-plt.tight_layout()
+    ax.legend()
 plt.show()
 
 # %% [markdown]
@@ -159,12 +173,14 @@ plt.show()
 # %%
 for seed in P.seeds:
     rise = {label: entropy[seed, label, 16 * L] - entropy[seed, label, L] for label in settings}
-    gain = {T: accuracy[seed, "entropy-invariant", T] - accuracy[seed, "standard", T] for T in lengths}
-    print(f"seed {seed}: entropy rise L->16L {({k: round(v, 2) for k, v in rise.items()})};  accuracy gain (points) "
+    gain = {T: accuracy[seed, "entropy-invariant", T] - accuracy[seed, "standard", T]
+            for T in lengths}
+    print(f"seed {seed}: entropy rise L->16L {({k: round(v, 2) for k, v in rise.items()})};  "
+          f"accuracy gain (points) "
           + str({T: round(100 * g, 2) for T, g in gain.items()}))
     assert rise["standard"] > 1.2 and rise["entropy-invariant"] < rise["standard"] / 2, rise
     assert gain[4 * L] > 0.005 and gain[8 * L] > 0.005, gain   # control: gain[L] is exactly 0
-    assert abs(gain[2 * L]) < 0.01, gain                        # a bound, not a sign; gain[8L] fails it
+    assert abs(gain[2 * L]) < 0.01, gain   # a bound, not a sign; gain[8L] fails it
 
 # %% [markdown]
 # **Next to Su's numbers.** The *ordering* matches from $4L$ on: the factor helps, and
@@ -191,7 +207,8 @@ for seed in P.seeds:
 causal_lengths = [L, 2 * L, 4 * L, 8 * L]
 causal = {}
 for seed in P.seeds:
-    model, _ = minilm.pretrained(causal_transformer(P, tok.vocab_size), causal_recipe(P, seed))  # lesson 1's
+    # lesson 1's model
+    model, _ = minilm.pretrained(causal_transformer(P, tok.vocab_size), causal_recipe(P, seed))
     for label, base in settings.items():
         causal[seed, label] = minilm.loss_by_length(model, corpus, causal_lengths, logn_base=base)
         print(f"seed {seed}, {label:<18} causal loss by length: "
@@ -210,8 +227,10 @@ for seed in P.seeds:
 
 # %%
 for seed in P.seeds:
-    change = {T: causal[seed, "entropy-invariant"][T] - causal[seed, "standard"][T] for T in (L, 8 * L)}
-    print(f"seed {seed}: the factor changes the causal loss by {change[L]:+.3f} at L and {change[8 * L]:+.3f} at 8L")
+    change = {T: causal[seed, "entropy-invariant"][T] - causal[seed, "standard"][T]
+              for T in (L, 8 * L)}
+    print(f"seed {seed}: the factor changes the causal loss by {change[L]:+.3f} at L "
+          f"and {change[8 * L]:+.3f} at 8L")
     assert change[L] > 0.02, seed   # control: standard against itself, change 0
 
 # %% [markdown]
@@ -232,7 +251,8 @@ for seed in P.seeds:
 # %%
 g = torch.Generator().manual_seed(0)
 q, k, v = (torch.randn(1, 1, 32, 16, generator=g) for _ in range(3))
-print(f"{'temperature':>11}  {'relu²/row sum: max |change|':>28}  {'softmax: max |change|':>22}  softmax entropy")
+print(f"{'temperature':>11}  {'relu²/row sum: max |change|':>28}  "
+      f"{'softmax: max |change|':>22}  softmax entropy")
 _, relu_base = minilm.attend(q, k, v, norm="relu2_norm", return_weights=True)
 _, soft_base = minilm.attend(q, k, v, return_weights=True)
 changes = {}
@@ -240,7 +260,8 @@ for t in (0.5, 1.0, 2.0, 4.0):
     _, relu_w = minilm.attend(q, k, v, norm="relu2_norm", scale=t, return_weights=True)
     _, soft_w = minilm.attend(q, k, v, scale=t, return_weights=True)
     changes[t] = ((relu_w - relu_base).abs().max().item(), (soft_w - soft_base).abs().max().item())
-    print(f"{t:11.1f}  {changes[t][0]:28.2e}  {changes[t][1]:22.3f}  {minilm.entropy(soft_w).mean():.3f}")
+    print(f"{t:11.1f}  {changes[t][0]:28.2e}  {changes[t][1]:22.3f}  "
+          f"{measure.entropy(soft_w).mean():.3f}")
 
 # %% [markdown]
 # The check below is a **demonstration** of an identity (homogeneity), not a measurement:
@@ -253,8 +274,12 @@ for t, (relu_change, soft_change) in changes.items():
     assert t == 1.0 or soft_change > 0.05, t
 
 # %% [markdown]
-# ## Why $\log n$: a model where it is exact
+# ## Optional: Why $\log n$: a model where it is exact
 #
+# This section, down to the table "Our numbers next to the source's", is optional: the main path
+# of the course can skip it and go on to the takeaways.
+
+# %% [markdown]
 # The derivation at the top of this lesson is a rule of thumb. Chen, Lin, Polyanskiy and
 # Rigollet, "Critical attention scaling in long-context transformers" (ICLR 2026,
 # arXiv:2510.05554), prove the $\log n$ in a model simple enough to solve. We simulate that
@@ -304,21 +329,23 @@ for t, (relu_change, soft_change) in changes.items():
 # matrix would be 1 GiB in float32.
 
 # %%
-# One thread for this section, given back at its end: its tensors are small, and on a busy 2-core machine two
-# threads can spend most of their time waiting for each other; with one thread the sums also do not depend on
-# the machine's core count.
+# One thread for this section, given back at its end: its tensors are small, and on a busy
+# 2-core machine two threads can spend most of their time waiting for each other; with one
+# thread the sums also do not depend on the machine's core count.
 threads_before = torch.get_num_threads()
 torch.set_num_threads(1)
 
-RHO = 0.5                                            # the tokens' pairwise inner product: gamma_c = 2
+RHO = 0.5                                        # the tokens' pairwise inner product: gamma_c = 2
 NS = [64, 256, 1024, 4096, 16384]
-GAMMAS = [0.5 + 0.125 * i for i in range(29)]        # 0.5 to 4: the grid of the simulations
-FINE_GAMMAS = [round(0.5 + 0.025 * i, 3) for i in range(141)]   # the same range, finer: the exact model is cheap
+GAMMAS = [0.5 + 0.125 * i for i in range(29)]    # 0.5 to 4: the grid of the simulations
+# the same range, finer: the exact model is cheap
+FINE_GAMMAS = [round(0.5 + 0.025 * i, 3) for i in range(141)]
 SHOWN = [1.0, 1.5, 2.0, 2.5, 3.0]
 
 
 def simplex_tokens(n, rho):
-    """n unit vectors with pairwise inner product rho: sqrt(1 - rho) e_i + sqrt(rho) u, in n + 1 dimensions."""
+    """n unit vectors with pairwise inner product rho: sqrt(1 - rho) e_i + sqrt(rho) u,
+    in n + 1 dimensions."""
     return torch.cat([math.sqrt(1 - rho) * torch.eye(n, dtype=torch.float64),
                       torch.full((n, 1), math.sqrt(rho), dtype=torch.float64)], 1)
 
@@ -328,21 +355,24 @@ def closed_form_self_weight(n, rho, beta):
 
 
 def self_weight_and_cosine(gram_rows, tokens, beta):
-    """Attention of the tokens on themselves, scores beta <y_i, y_j>, for the first queries, whose inner products
-    with every token are `gram_rows`: their mean self-weight A_ii and the mean cosine between their outputs
-    o_i = sum_j A_ij y_j, over pairs i != k."""
+    """Attention of the tokens on themselves, scores beta <y_i, y_j>, for the first queries,
+    whose inner products with every token are `gram_rows`: their mean self-weight A_ii and the
+    mean cosine between their outputs o_i = sum_j A_ij y_j, over pairs i != k."""
     rows = len(gram_rows)
     weights = torch.softmax(beta * gram_rows, -1)
     outputs = torch.nn.functional.normalize(weights @ tokens, dim=-1)
     cosines = outputs @ outputs.T
-    return weights.diagonal().mean().item(), ((cosines.sum() - cosines.trace()) / (rows * (rows - 1))).item()
+    mean_cosine = (cosines.sum() - cosines.trace()) / (rows * (rows - 1))
+    return weights.diagonal().mean().item(), mean_cosine.item()
 
 
 def simplex_self_weight_and_cosine(n, rho, betas):
-    """The same two numbers for the exact simplex at any n, from two rows of A per beta: every row is the others
-    up to a permutation, and <o_i, o_k> = rho + (1 - rho) <A_i, A_k>, so no n x n matrix is needed."""
+    """The same two numbers for the exact simplex at any n, from two rows of A per beta: every
+    row is the others up to a permutation, and <o_i, o_k> = rho + (1 - rho) <A_i, A_k>, so no
+    n x n matrix is needed."""
     betas = torch.as_tensor(betas, dtype=torch.float64).reshape(-1, 1, 1)
-    own = torch.eye(2, n, dtype=torch.float64)       # rows 0 and 1: score 1 for themselves, rho for the rest
+    # rows 0 and 1: score 1 for themselves, rho for the rest
+    own = torch.eye(2, n, dtype=torch.float64)
     rows = torch.softmax(betas * (rho + (1 - rho) * own), -1)
     output_gram = rho + (1 - rho) * rows @ rows.transpose(-1, -2)
     return rows[:, 0, 0], output_gram[:, 0, 1] / output_gram[:, 0, 0]
@@ -357,9 +387,12 @@ for n in (8, 64, 256):
         two_rows = [float(x) for x in simplex_self_weight_and_cosine(n, RHO, beta)]
         worst["self-weight"] = max(worst["self-weight"], abs(direct[0] - two_rows[0]))
         worst["cosine"] = max(worst["cosine"], abs(direct[1] - two_rows[1]))
-        worst["closed form"] = max(worst["closed form"], abs(closed_form_self_weight(n, RHO, beta) - direct[0]))
-print(f"largest difference from attention on an explicit simplex (n = 8, 64, 256; gamma = {SHOWN}):",
-      {k: "under 1e-12" if v < 1e-12 else f"{v:.1e}" for k, v in worst.items()})   # rounding varies with threads
+        worst["closed form"] = max(worst["closed form"],
+                                   abs(closed_form_self_weight(n, RHO, beta) - direct[0]))
+# rounding varies with threads, so a difference under 1e-12 is printed as such
+print(f"largest difference from attention on an explicit simplex "
+      f"(n = 8, 64, 256; gamma = {SHOWN}):",
+      {k: "under 1e-12" if v < 1e-12 else f"{v:.1e}" for k, v in worst.items()})
 assert max(worst.values()) < 1e-9, worst
 # control: the classic slip, n for n - 1, misses the direct softmax by far more than that
 slip = 1 / (1 + 8 * math.exp(-2 * math.log(8) * (1 - RHO)))
@@ -369,11 +402,14 @@ assert abs(slip - right) > 1e-3
 
 exact = {}
 for n in NS:
-    self_weights, cosines = simplex_self_weight_and_cosine(n, RHO, torch.tensor(FINE_GAMMAS) * math.log(n))
-    exact.update({(n, gamma): (w, c) for gamma, w, c in zip(FINE_GAMMAS, self_weights.tolist(), cosines.tolist())})
+    self_weights, cosines = simplex_self_weight_and_cosine(n, RHO,
+                                                           torch.tensor(FINE_GAMMAS) * math.log(n))
+    exact.update({(n, gamma): (w, c)
+                  for gamma, w, c in zip(FINE_GAMMAS, self_weights.tolist(), cosines.tolist())})
 print(f"\nexact simplex, rho = {RHO}: self-weight / mean output cosine at gamma =", SHOWN)
 for n in NS:
-    print(f"n = {n:>5}: " + "   ".join(f"{exact[n, g][0]:.3f} / {exact[n, g][1]:.3f}" for g in SHOWN))
+    print(f"n = {n:>5}: "
+          + "   ".join(f"{exact[n, g][0]:.3f} / {exact[n, g][1]:.3f}" for g in SHOWN))
 
 # %% [markdown]
 # At $\gamma = 2 = 1/(1-\rho)$ the self-weight is 0.504 at $n = 64$ and 0.500 from $n = 1024$ on,
@@ -397,37 +433,46 @@ for n in NS:
 # so these rows are a random sample. Seed 0 draws 16384 tokens; each $n$ uses the first $n$.
 
 # %%
-QUERY_ROWS = 128      # queries per n: the means are over 128 rows (8128 pairs for the cosine), not all n
-DIMS = (64, 16)       # the perturbation: inner products off rho by (1 - rho) / sqrt(dim) = 0.0625 and 0.125
+# queries per n: the means are over 128 rows (8128 pairs for the cosine), not all n
+QUERY_ROWS = 128
+# the perturbation: inner products off rho by (1 - rho) / sqrt(dim) = 0.0625 and 0.125
+DIMS = (64, 16)
 SEED = 0
 
 
 def almost_simplex_tokens(n, rho, dim, seed):
-    """sqrt(rho) u + sqrt(1 - rho) z_i, z_i uniform on the unit sphere of the dim coordinates orthogonal to u:
-    unit vectors whose inner products are rho + (1 - rho) <z_i, z_j>, a simplex up to noise of size 1 / sqrt(dim)."""
-    z = torch.nn.functional.normalize(torch.randn(n, dim, generator=torch.Generator().manual_seed(seed)), dim=-1)
-    return torch.cat([torch.full((n, 1), math.sqrt(rho)), math.sqrt(1 - rho) * z], 1)   # float32: enough for means
+    """sqrt(rho) u + sqrt(1 - rho) z_i, z_i uniform on the unit sphere of the dim coordinates
+    orthogonal to u: unit vectors whose inner products are rho + (1 - rho) <z_i, z_j>, a simplex
+    up to noise of size 1 / sqrt(dim)."""
+    z = torch.randn(n, dim, generator=torch.Generator().manual_seed(seed))
+    z = torch.nn.functional.normalize(z, dim=-1)
+    # float32: enough for means
+    return torch.cat([torch.full((n, 1), math.sqrt(rho)), math.sqrt(1 - rho) * z], 1)
 
 
 def almost_simplex_grid(seed):
-    """{(dim, n, gamma): (self-weight, output cosine)}; each n takes the first n of one draw of max(NS) tokens."""
+    """{(dim, n, gamma): (self-weight, output cosine)}; each n takes the first n of one draw
+    of max(NS) tokens."""
     results = {}
     for dim in DIMS:
         tokens = almost_simplex_tokens(max(NS), RHO, dim, seed)
-        gram_rows = tokens[:QUERY_ROWS] @ tokens.T      # computed once: each n reads its own corner of it
+        # computed once: each n reads its own corner of it
+        gram_rows = tokens[:QUERY_ROWS] @ tokens.T
         for n in NS:
             for gamma in GAMMAS:
-                results[dim, n, gamma] = self_weight_and_cosine(gram_rows[:min(n, QUERY_ROWS), :n], tokens[:n],
-                                                                gamma * math.log(n))
+                results[dim, n, gamma] = self_weight_and_cosine(
+                    gram_rows[:min(n, QUERY_ROWS), :n], tokens[:n], gamma * math.log(n))
     return results
 
 
 almost = almost_simplex_grid(SEED)
 for dim in DIMS:
-    print(f"almost simplex, dim = {dim} (inner products {RHO} +- {(1 - RHO) / math.sqrt(dim):.4f}), seed {SEED}: "
+    print(f"almost simplex, dim = {dim} "
+          f"(inner products {RHO} +- {(1 - RHO) / math.sqrt(dim):.4f}), seed {SEED}: "
           "self-weight / mean output cosine at gamma =", SHOWN)
     for n in NS:
-        print(f"n = {n:>5}: " + "   ".join(f"{almost[dim, n, g][0]:.3f} / {almost[dim, n, g][1]:.3f}" for g in SHOWN))
+        cells = (f"{almost[dim, n, g][0]:.3f} / {almost[dim, n, g][1]:.3f}" for g in SHOWN)
+        print(f"n = {n:>5}: " + "   ".join(cells))
 
 # %% [markdown]
 # **Reading the transition off the simulations.** For each $\rho$ in 0, 0.25, 0.5, 0.75 we find,
@@ -438,7 +483,8 @@ for dim in DIMS:
 
 # %%
 def gamma_where(self_weight_at, level, low, high, steps):
-    """The gamma in [low, high] at which an increasing self-weight curve reaches `level`, by bisection."""
+    """The gamma in [low, high] at which an increasing self-weight curve reaches `level`,
+    by bisection."""
     for _ in range(steps):
         middle = (low + high) / 2
         low, high = (middle, high) if self_weight_at(middle) < level else (low, middle)
@@ -453,14 +499,16 @@ def exact_self_weight_curve(n, rho):
 
 
 def almost_self_weight_curve(n, rho, dim, seed):
-    """gamma -> the mean self-weight of the first QUERY_ROWS rows of an almost simplex, by a direct softmax."""
+    """gamma -> the mean self-weight of the first QUERY_ROWS rows of an almost simplex,
+    by a direct softmax."""
     tokens = almost_simplex_tokens(n, rho, dim, seed)
     gram_rows = tokens[:min(n, QUERY_ROWS)] @ tokens.T
     return lambda gamma: torch.softmax(gamma * math.log(n) * gram_rows, -1).diagonal().mean().item()
 
 
 def interpolated_gamma(grid, values, level):
-    """Where a curve sampled on `grid` first reaches `level`, by linear interpolation between grid points."""
+    """Where a curve sampled on `grid` first reaches `level`, by linear interpolation between
+    grid points."""
     for (g0, v0), (g1, v1) in zip(zip(grid, values), zip(grid[1:], values[1:])):
         if v0 < level <= v1:
             return g0 + (level - v0) / (v1 - v0) * (g1 - g0)
@@ -469,30 +517,38 @@ def interpolated_gamma(grid, values, level):
 
 RHOS = [0.0, 0.25, 0.5, 0.75]
 n = max(NS)
-critical = {"exact": [gamma_where(exact_self_weight_curve(n, rho), 0.5, 0, 4 / (1 - rho), steps=30) for rho in RHOS]}
-for dim in DIMS:   # each step costs a softmax over 128 x 16384 scores: 12 halvings, to 0.001 / (1 - rho)
-    critical[f"dim {dim}"] = [gamma_where(almost_self_weight_curve(n, rho, dim, SEED), 0.5, 0.5 / (1 - rho),
-                                          4 / (1 - rho), steps=12) for rho in RHOS]
-print(f"gamma where the self-weight is 1/2 at n = {n}, and (in brackets) that gamma times (1 - rho):")
+critical = {"exact": [gamma_where(exact_self_weight_curve(n, rho), 0.5, 0, 4 / (1 - rho), steps=30)
+                      for rho in RHOS]}
+# each step costs a softmax over 128 x 16384 scores: 12 halvings, to 0.001 / (1 - rho)
+for dim in DIMS:
+    critical[f"dim {dim}"] = [gamma_where(almost_self_weight_curve(n, rho, dim, SEED), 0.5,
+                                          0.5 / (1 - rho), 4 / (1 - rho), steps=12)
+                              for rho in RHOS]
+print(f"gamma where the self-weight is 1/2 at n = {n}, "
+      f"and (in brackets) that gamma times (1 - rho):")
 print(f"{'rho':>6} {'1/(1-rho)':>10} " + " ".join(f"{name:>17}" for name in critical))
 for i, rho in enumerate(RHOS):
     print(f"{rho:>6} {1 / (1 - rho):>10.4f} "
-          + " ".join(f"{values[i]:>9.4f} ({values[i] * (1 - rho):.3f})" for values in critical.values()))
+          + " ".join(f"{values[i]:>9.4f} ({values[i] * (1 - rho):.3f})"
+                     for values in critical.values()))
 
 widths = {}
 for n in NS:
     curve = exact_self_weight_curve(n, RHO)
     widths["exact", n] = (gamma_where(curve, 0.9, 0, 4 / (1 - RHO), steps=30)
                           - gamma_where(curve, 0.1, 0, 4 / (1 - RHO), steps=30))
-    sampled = [almost[DIMS[0], n, g][0] for g in GAMMAS]   # no new softmax: read off the simulated grid
-    widths[f"dim {DIMS[0]}", n] = interpolated_gamma(GAMMAS, sampled, 0.9) - interpolated_gamma(GAMMAS, sampled, 0.1)
-print(f"\nwidth in gamma of the transition (self-weight 0.1 -> 0.9), rho = {RHO}; dim {DIMS[0]}: interpolated on "
-      f"the grid of step {GAMMAS[1] - GAMMAS[0]}")
+    # no new softmax: read off the simulated grid
+    sampled = [almost[DIMS[0], n, g][0] for g in GAMMAS]
+    widths[f"dim {DIMS[0]}", n] = (interpolated_gamma(GAMMAS, sampled, 0.9)
+                                   - interpolated_gamma(GAMMAS, sampled, 0.1))
+print(f"\nwidth in gamma of the transition (self-weight 0.1 -> 0.9), rho = {RHO}; "
+      f"dim {DIMS[0]}: interpolated on the grid of step {GAMMAS[1] - GAMMAS[0]}")
 print(f"{'n':>6} {'exact':>9} {'dim ' + str(DIMS[0]):>9} {'exact, in beta':>15}")
 for n in NS:
     print(f"{n:>6} {widths['exact', n]:>9.3f} {widths[f'dim {DIMS[0]}', n]:>9.3f} "
           f"{widths['exact', n] * math.log(n):>15.3f}")
-print(f"dim {DIMS[1]} is left out: at gamma = {GAMMAS[-1]}, the end of the grid, its self-weight is only "
+print(f"dim {DIMS[1]} is left out: at gamma = {GAMMAS[-1]}, the end of the grid, "
+      f"its self-weight is only "
       + ", ".join(f"{almost[DIMS[1], n, GAMMAS[-1]][0]:.2f}" for n in NS) + f" for n = {NS}")
 
 # %%
@@ -500,38 +556,39 @@ colors = dict(zip(NS, plt.cm.viridis([0.0, 0.25, 0.5, 0.7, 0.9])))
 panels = {"exact simplex": (FINE_GAMMAS, lambda n, g: exact[n, g])}
 panels.update({fr"almost, dim {dim} ($\pm${(1 - RHO) / math.sqrt(dim):.3f})":
                (GAMMAS, lambda n, g, dim=dim: almost[dim, n, g]) for dim in DIMS})
-fig, axes = plt.subplots(2, 3, figsize=(11, 5.8), dpi=80, sharex=True, sharey="row")
+fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), sharex=True, sharey="row")
 for column, (title, (grid, value)) in enumerate(panels.items()):
     for n in NS:
         for row in (0, 1):
-            axes[row, column].plot(grid, [value(n, g)[row] for g in grid], color=colors[n], label=f"n = {n}")
-    axes[0, column].set_title(title, fontsize=10)
+            axes[row, column].plot(grid, [value(n, g)[row] for g in grid], color=colors[n],
+                                   label=f"n = {n}")
+    axes[0, column].set_title(title)
     for row in (0, 1):
         axes[row, column].axvline(1 / (1 - RHO), color="k", ls=":", lw=1)
     axes[1, column].axhline(RHO, color="gray", ls="--", lw=1)
     axes[1, column].set_xlabel(r"$\gamma$ in $\beta = \gamma \log n$")
 axes[0, 0].set_ylabel("self-weight $A_{ii}$")
 axes[1, 0].set_ylabel("mean cosine between outputs")
-axes[0, 0].legend(fontsize=8)
-fig.suptitle(rf"$\rho$ = {RHO}; dotted: $\gamma$ = 1/(1-$\rho$); dashed: the tokens' own cosine $\rho$", fontsize=10)
-plt.tight_layout()
+axes[0, 0].legend()
+fig.suptitle(rf"$\rho$ = {RHO}; dotted: $\gamma$ = 1/(1-$\rho$); "
+             r"dashed: the tokens' own cosine $\rho$")
 plt.show()
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=80)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 line = [1 / (1 - rho) for rho in RHOS]
 axes[0].plot(line, line, "k:", lw=1, label=r"$\gamma$ = 1/(1-$\rho$)")
 for (name, values), marker in zip(critical.items(), "os^"):
     axes[0].plot(line, values, marker, label=name, alpha=0.8)
 axes[0].set(xlabel=r"1/(1-$\rho$)", ylabel=rf"$\gamma$ where $A_{{ii}}$ = 1/2, n = {max(NS)}",
             title=r"$\rho$ = " + ", ".join(map(str, RHOS)))
-for name, marker in (("exact", "o"), (f"dim {DIMS[0]}", "s")):
-    axes[1].plot(NS, [widths[name, n] for n in NS], marker + "-", label=name)
-axes[1].set(xscale="log", xticks=NS, xticklabels=NS, xlabel="n", ylabel=r"width in $\gamma$ ($A_{ii}$: 0.1 to 0.9)",
+for name, style in (("exact", "o-"), (f"dim {DIMS[0]}", "s--")):
+    axes[1].plot(NS, [widths[name, n] for n in NS], style, label=name)
+axes[1].set(xscale="log", xticks=NS, xticklabels=NS, xlabel="n",
+            ylabel=r"width in $\gamma$ ($A_{ii}$: 0.1 to 0.9)",
             title="the transition sharpens", ylim=(0, None))
 axes[1].minorticks_off()
 for ax in axes:
-    ax.legend(fontsize=8)
-plt.tight_layout()
+    ax.legend()
 plt.show()
 
 # %% [markdown]
@@ -579,36 +636,48 @@ n = max(NS)
 for rho, gamma_hat in zip(RHOS, critical["exact"]):
     assert abs(gamma_hat * (1 - rho) - 1) < 0.01, (rho, gamma_hat)
 # the controls: half and one and a half times that gamma are in the two phases
-below, above = ([float(x) for x in simplex_self_weight_and_cosine(n, RHO, f / (1 - RHO) * math.log(n))]
+below, above = ([float(x) for x in
+                 simplex_self_weight_and_cosine(n, RHO, f / (1 - RHO) * math.log(n))]
                 for f in (0.5, 1.5))
-print(f"exact, n = {n}: at gamma = 0.5 / (1 - rho) self-weight {below[0]:.4f}, output cosine {below[1]:.4f}; "
+print(f"exact, n = {n}: at gamma = 0.5 / (1 - rho) self-weight {below[0]:.4f}, "
+      f"output cosine {below[1]:.4f}; "
       f"at 1.5 / (1 - rho) {above[0]:.4f}, {above[1]:.4f}")
-assert below[0] < 0.05 and below[1] > 0.95        # rank collapse: every output points the same way
-assert above[0] > 0.95 and above[1] < RHO + 0.05   # identity: outputs as far apart as the tokens themselves
+# rank collapse: every output points the same way
+assert below[0] < 0.05 and below[1] > 0.95
+# identity: outputs as far apart as the tokens themselves
+assert above[0] > 0.95 and above[1] < RHO + 0.05
 # the transition sharpens: in gamma, its width at n = 16384 is under half of that at n = 64
 ratio_gamma = widths["exact", min(NS)] / widths["exact", n]
 ratio_beta = ratio_gamma * math.log(min(NS)) / math.log(n)
-print(f"exact: width at n = {min(NS)} over width at n = {n}: {ratio_gamma:.3f} in gamma, {ratio_beta:.3f} in beta")
+print(f"exact: width at n = {min(NS)} over width at n = {n}: {ratio_gamma:.3f} in gamma, "
+      f"{ratio_beta:.3f} in beta")
 assert ratio_gamma > 2, ratio_gamma
 assert abs(ratio_beta - 1) < 0.01, ratio_beta      # the control: in beta the width never changes
 
 # the almost simplex
 shift = critical["dim 64"][RHOS.index(RHO)] * (1 - RHO)
 ratio_64 = widths["dim 64", min(NS)] / widths["dim 64", n]
-print(f"dim 64: critical gamma x (1 - rho) = {shift:.3f}; width ratio n = {min(NS)} -> {n}: {ratio_64:.2f}")
-assert 1.03 < shift < 1.15 and ratio_64 > 1.5, (shift, ratio_64)   # control: the exact simplex, 1.000
-curves = {"exact": lambda g: exact[n, g], **{f"dim {dim}": (lambda g, dim=dim: almost[dim, n, g]) for dim in DIMS}}
+print(f"dim 64: critical gamma x (1 - rho) = {shift:.3f}; "
+      f"width ratio n = {min(NS)} -> {n}: {ratio_64:.2f}")
+# control: the exact simplex, 1.000
+assert 1.03 < shift < 1.15 and ratio_64 > 1.5, (shift, ratio_64)
+curves = {"exact": lambda g: exact[n, g],
+          **{f"dim {dim}": (lambda g, dim=dim: almost[dim, n, g]) for dim in DIMS}}
 lowest = {name: min(cosine for self_weight, cosine in map(curve, GAMMAS) if self_weight < 0.1)
           for name, curve in curves.items()}
-print(f"n = {n}, lowest output cosine where the self-weight is under 0.1:", {k: round(v, 3) for k, v in lowest.items()})
-assert lowest["dim 16"] < 0.85, lowest                                 # the middle phase
-assert lowest["exact"] > 0.9 and lowest["dim 64"] > 0.9, lowest       # the controls: none there
+print(f"n = {n}, lowest output cosine where the self-weight is under 0.1:",
+      {k: round(v, 3) for k, v in lowest.items()})
+assert lowest["dim 16"] < 0.85, lowest                             # the middle phase
+assert lowest["exact"] > 0.9 and lowest["dim 64"] > 0.9, lowest   # the controls: none there
 falls = {name: [g for g in GAMMAS if at(n, g) < at(min(NS), g)]
-         for name, at in (("dim 16", lambda n, g: almost[16, n, g][0]), ("exact", lambda n, g: exact[n, g][0]))}
-print(f"gammas of the grid ({GAMMAS[0]} to {GAMMAS[-1]}) where the self-weight falls from n = {min(NS)} to {n}:",
+         for name, at in (("dim 16", lambda n, g: almost[16, n, g][0]),
+                          ("exact", lambda n, g: exact[n, g][0]))}
+print(f"gammas of the grid ({GAMMAS[0]} to {GAMMAS[-1]}) where the self-weight falls "
+      f"from n = {min(NS)} to {n}:",
       {name: f"{len(g)} of {len(GAMMAS)}, up to {max(g)}" for name, g in falls.items()})
-assert len(falls["dim 16"]) == len(GAMMAS)             # no identity phase on the grid
-assert max(falls["exact"]) <= 1 / (1 - RHO)            # the control: above gamma_c the exact simplex rises
+assert len(falls["dim 16"]) == len(GAMMAS)    # no identity phase on the grid
+# the control: above gamma_c the exact simplex rises
+assert max(falls["exact"]) <= 1 / (1 - RHO)
 
 # %% [markdown]
 # ### Back to Su's $\log_L n$
@@ -624,7 +693,7 @@ assert max(falls["exact"]) <= 1 / (1 - RHO)            # the control: above gamm
 #
 # $$\frac{\beta(n)}{\beta(L)} = 1 + c\,\log\frac{n-1}{L-1}, \qquad c = \frac{1}{\beta(L)\,(1-\rho)},$$
 #
-# which is the $1 + c \ln s$ family of lessons 7 to 10 (with $n - 1$ for $n$). Su's $\log_L n = 1 + \ln(n/L)/\ln L$
+# which is the $1 + c \ln s$ family of lessons 7, 8, 11 and 12 (with $n - 1$ for $n$). Su's $\log_L n = 1 + \ln(n/L)/\ln L$
 # is the member with $c = 1/\log L$, that is $\beta(L)(1-\rho) = \log L$: the row that sits at the
 # critical point, $\gamma = 1/(1-\rho)$, at $L$. The cell checks this with $L = 64$, and shows what
 # the three rules (no scaling, Su's, the exact hold) do to rows set elsewhere.
@@ -634,7 +703,8 @@ n_set = NS[0]   # where beta is set: the part the training length plays for a mo
 
 
 def simplex_entropy(n, rho, beta):
-    """Row entropy of the exact simplex: weight w on itself, (1 - w) / (n - 1) on each of the others."""
+    """Row entropy of the exact simplex: weight w on itself, (1 - w) / (n - 1) on each of
+    the others."""
     w = closed_form_self_weight(n, rho, beta)
     others = (1 - w) / (n - 1)
     return -w * math.log(w) - (1 - w) * math.log(others) if others > 0 else 0.0
@@ -646,29 +716,35 @@ def beta_holding(quantity, n, target):
     rising = quantity(n, RHO, high) > quantity(n, RHO, low)
     for _ in range(60):
         middle = (low + high) / 2
-        low, high = (middle, high) if (quantity(n, RHO, middle) < target) == rising else (low, middle)
+        below_target = quantity(n, RHO, middle) < target
+        low, high = (middle, high) if below_target == rising else (low, middle)
     return (low + high) / 2
 
 
 def beta_for(self_weight, n):
-    """The closed form solved for beta: the beta at which a row of n keeps `self_weight` on itself."""
+    """The closed form solved for beta: the beta at which a row of n keeps `self_weight` on
+    itself."""
     return (math.log(n - 1) + math.log(self_weight / (1 - self_weight))) / (1 - RHO)
 
 
 beta_critical = math.log(n_set) / (1 - RHO)   # gamma = 1 / (1 - rho) at n_set
 print(f"a row at the critical point at n = {n_set} (beta = {beta_critical:.3f}, self-weight "
-      f"{closed_form_self_weight(n_set, RHO, beta_critical):.4f}): the beta that holds it, over beta at {n_set}")
-print(f"{'n':>6} {'Su: log_L n':>12} {'same self-weight':>17} {'same entropy':>13}   entropy under Su's rule (nats)")
+      f"{closed_form_self_weight(n_set, RHO, beta_critical):.4f}): the beta that holds it, "
+      f"over beta at {n_set}")
+print(f"{'n':>6} {'Su: log_L n':>12} {'same self-weight':>17} {'same entropy':>13}   "
+      f"entropy under Su's rule (nats)")
 held = {}
 for n in NS:
     held[n] = {name: beta_holding(quantity, n, quantity(n_set, RHO, beta_critical)) / beta_critical
-               for name, quantity in (("self-weight", closed_form_self_weight), ("entropy", simplex_entropy))}
+               for name, quantity in (("self-weight", closed_form_self_weight),
+                                      ("entropy", simplex_entropy))}
     su = math.log(n) / math.log(n_set)
     print(f"{n:>6} {su:>12.4f} {held[n]['self-weight']:>17.4f} {held[n]['entropy']:>13.4f}   "
           f"{simplex_entropy(n, RHO, beta_critical * su):.3f}")
 
 n = max(NS)
-print(f"\nrows set elsewhere at n = {n_set}: their self-weight at n = {n} under two rules, and what holding it takes")
+print(f"\nrows set elsewhere at n = {n_set}: their self-weight at n = {n} under two rules, "
+      f"and what holding it takes")
 print(f"{'at n_set':>8} {'beta fixed':>11} {'Su: beta log_L n':>17} {'holding: beta ratio':>20} "
       f"{'c in 1 + c ln s':>16}")
 ratio_held = {}
@@ -678,11 +754,13 @@ for w_set in (0.1, 0.5, 0.9):
     print(f"{w_set:>8} {closed_form_self_weight(n, RHO, beta_set):>11.4f} "
           f"{closed_form_self_weight(n, RHO, beta_set * math.log(n) / math.log(n_set)):>17.4f} "
           f"{ratio_held[w_set]:>20.4f} {1 / (beta_set * (1 - RHO)):>16.3f}")
-print(f"Su's rule: ratio {math.log(n) / math.log(n_set):.4f}, c = 1 / ln {n_set} = {1 / math.log(n_set):.3f}")
+print(f"Su's rule: ratio {math.log(n) / math.log(n_set):.4f}, "
+      f"c = 1 / ln {n_set} = {1 / math.log(n_set):.3f}")
 
 # Su's log_L n holds the critical row's self-weight to within 1% at every n; the control, a row set at
 # self-weight 0.9, needs a ratio more than 10% below Su's
-assert all(abs(held[n]["self-weight"] / (math.log(n) / math.log(n_set)) - 1) < 0.01 for n in NS), held
+assert all(abs(held[n]["self-weight"] / (math.log(n) / math.log(n_set)) - 1) < 0.01
+           for n in NS), held
 assert ratio_held[0.9] < 0.9 * math.log(max(NS)) / math.log(n_set), ratio_held
 torch.set_num_threads(threads_before)
 

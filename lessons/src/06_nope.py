@@ -26,13 +26,18 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import LM, nope_rope_transformer
+from minilm import LM
+from minilm.experiments import nope_rope_models, nope_rope_transformer
+from minilm.measure import bucket_means, eval_batches, extension_ratio, position_probe_r2
+from minilm.plots import course_style
 
+course_style()
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
 L = P.nope_rope_len
-print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers x {P.n_head} heads, "
+print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers "
+      f"x {P.n_head} heads, "
       f"trained at L = {L} for {P.nope_rope_steps} steps, seeds {P.seeds}")
 
 # %% [markdown]
@@ -44,7 +49,7 @@ print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers
 # with a third of the steps or two layers, and compare its loss in range with RoPE's.)
 #
 # **Time:** with an empty cache the next cell takes about 4 minutes on 2 CPU cores (four models
-# of 2400 steps, which lessons 7-10 reuse); run again, it loads them in seconds.
+# of 2400 steps, which lessons 7, 8, 11 and 12 reuse); run again, it loads them in seconds.
 
 # %%
 def transformer(pos, causal=True):
@@ -52,7 +57,8 @@ def transformer(pos, causal=True):
 
 
 print(transformer("nope"))
-models = minilm.nope_rope_models(P, corpus)   # {(pos, seed): model}; lessons 7-10 read them again
+# {(pos, seed): model}; lessons 7, 8, 11 and 12 read them again
+models = nope_rope_models(P, corpus)
 print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} parameters")
 
 # %% [markdown]
@@ -79,7 +85,8 @@ print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} para
 def hidden_states(model, idx):
     """The residual stream after every block: a list of (B, T, d) tensors."""
     captured = []
-    hooks = [block.register_forward_hook(lambda _m, _i, out: captured.append(out[0])) for block in model.blocks]
+    hooks = [block.register_forward_hook(lambda _m, _i, out: captured.append(out[0]))
+             for block in model.blocks]
     with torch.no_grad():
         model(idx)
     for hook in hooks:
@@ -89,17 +96,21 @@ def hidden_states(model, idx):
 
 def probe_r2(model, layer):
     """R^2 of a least-squares probe from the hidden state after ``layer`` to the position:
-    fitted on 48 sequences of length L, scored on 16 others (minilm.position_probe_r2)."""
-    x = minilm.eval_batches(corpus, task="causal", length=L, batch_size=64, n_batches=1, device=model.device)[0][0]
-    return minilm.position_probe_r2(hidden_states(model, x)[layer], n_train=48)
+    fitted on 48 sequences of length L, scored on 16 others (position_probe_r2)."""
+    x = eval_batches(corpus, task="causal", length=L, batch_size=64, n_batches=1,
+                     device=model.device)[0][0]
+    return position_probe_r2(hidden_states(model, x)[layer], n_train=48)
 
 
 torch.manual_seed(0)
-untrained_causal, untrained_bidirectional = LM(transformer("nope")).eval(), LM(transformer("nope", causal=False)).eval()
-probes = {f"trained causal {pos.upper()}, seed {seed}": [probe_r2(models[pos, seed], l) for l in range(P.nope_rope_layers)]
+untrained_causal, untrained_bidirectional = (LM(transformer("nope")).eval(),
+                                             LM(transformer("nope", causal=False)).eval())
+layers = range(P.nope_rope_layers)
+probes = {f"trained causal {pos.upper()}, seed {seed}":
+              [probe_r2(models[pos, seed], l) for l in layers]
           for pos in ("nope", "rope") for seed in P.seeds}
-probes["untrained causal NoPE"] = [probe_r2(untrained_causal, l) for l in range(P.nope_rope_layers)]
-probes["untrained bidirectional NoPE"] = [probe_r2(untrained_bidirectional, l) for l in range(P.nope_rope_layers)]
+probes["untrained causal NoPE"] = [probe_r2(untrained_causal, l) for l in layers]
+probes["untrained bidirectional NoPE"] = [probe_r2(untrained_bidirectional, l) for l in layers]
 for name, r2 in probes.items():
     print(f"{name:<30} probe R^2 after each layer: " + "  ".join(f"{v:5.2f}" for v in r2))
 
@@ -121,10 +132,12 @@ for name, r2 in probes.items():
 
 # %%
 for seed in P.seeds:
-    assert max(probes[f"trained causal NOPE, seed {seed}"]) > 0.25, seed   # control: RoPE, bidirectional
+    # control: RoPE, bidirectional
+    assert max(probes[f"trained causal NOPE, seed {seed}"]) > 0.25, seed
     assert max(probes[f"trained causal ROPE, seed {seed}"]) < 0.2, seed    # control: NoPE
-assert max(probes["untrained causal NoPE"]) > 0.15            # control: the untrained bidirectional model
-assert max(probes["untrained bidirectional NoPE"]) < 0.05     # control: the untrained causal model
+# control: the untrained bidirectional model
+assert max(probes["untrained causal NoPE"]) > 0.15
+assert max(probes["untrained bidirectional NoPE"]) < 0.05   # control: the untrained causal model
 
 # %% [markdown]
 # ## Past the training length, position by position
@@ -138,22 +151,25 @@ assert max(probes["untrained bidirectional NoPE"]) < 0.05     # control: the unt
 T_long = 8 * L
 position_loss = {key: minilm.loss_by_position(model, corpus, T_long, batch_size=8, n_batches=8)
                  for key, model in models.items()}
-ratios = {key: minilm.extension_ratio(loss, L) for key, loss in position_loss.items()}
+ratios = {key: extension_ratio(loss, L) for key, loss in position_loss.items()}
 for (pos, seed), loss in position_loss.items():
-    buckets = minilm.bucket_means(loss, L)
-    print(f"{pos} seed {seed}: loss per {L}-position bucket " + " ".join(f"{v:.2f}" for v in buckets)
+    buckets = bucket_means(loss, L)
+    print(f"{pos} seed {seed}: loss per {L}-position bucket "
+          + " ".join(f"{v:.2f}" for v in buckets)
           + f"   extension ratio {ratios[pos, seed]:.3f}")
 
 # %%
-fig, ax = plt.subplots(figsize=(7.5, 3.8), dpi=90)
+fig, ax = plt.subplots()
 colors = {"rope": "tab:orange", "nope": "tab:blue"}
+lines = {"rope": "-", "nope": "--"}   # the two overlap in range
 for (pos, seed), loss in position_loss.items():
-    smooth = minilm.bucket_means(loss, L // 8)
-    ax.plot((torch.arange(len(smooth)) + 0.5) * (L // 8) / L, smooth, color=colors[pos],
-            alpha=1 if seed == P.seeds[0] else 0.5, label=pos.upper() if seed == P.seeds[0] else None)
+    smooth = bucket_means(loss, L // 8)
+    ax.plot((torch.arange(len(smooth)) + 0.5) * (L // 8) / L, smooth, lines[pos], color=colors[pos],
+            alpha=1 if seed == P.seeds[0] else 0.5,
+            label=pos.upper() if seed == P.seeds[0] else None)
 ax.axvline(1, color="gray", ls=":", lw=1)
 ax.set(xlabel="position / training length", ylabel="loss (nats, buckets of L/8)",
-       title=f"Causal Transformers trained at {L}, read to {T_long}")
+       title=f"Causal Transformers trained at {L}, read to {T_long} (faint: seed {P.seeds[-1]})")
 ax.legend()
 plt.show()
 
@@ -164,7 +180,7 @@ plt.show()
 #
 # The extension ratios cannot tell the two apart: all four are 1.0, the lowest value the
 # measure can take (for NoPE as for RoPE, the first bucket of $L/8$ past $L$ is already
-# over the margin; lesson 10 measures them again on 256 sequences, with bootstrap intervals).
+# over the margin; lesson 12 measures them again on 256 sequences, with bootstrap intervals).
 # So we assert coarser versions, on every seed, each failed by the control of swapping the
 # two models:
 # - in range, RoPE's loss is lower by more than 0.1 nats (we measured 0.18 and 0.22: the first
@@ -179,7 +195,8 @@ for seed in P.seeds:
     rope, nope = position_loss["rope", seed], position_loss["nope", seed]
     rise = {pos: (loss[L:2 * L].mean() - loss[L // 2:L].mean()).item()
             for pos, loss in (("rope", rope), ("nope", nope))}
-    print(f"seed {seed}: loss over L..2L above the in-range level: RoPE {rise['rope']:+.2f}, NoPE {rise['nope']:+.2f} nats")
+    print(f"seed {seed}: loss over L..2L above the in-range level: "
+          f"RoPE {rise['rope']:+.2f}, NoPE {rise['nope']:+.2f} nats")
     assert nope[:L].mean() > rope[:L].mean() + 0.1, seed
     assert rise["rope"] > rise["nope"] + 0.5, (seed, rise)
     assert nope[2 * L:].mean() < rope[2 * L:].mean(), seed
@@ -194,31 +211,32 @@ for seed in P.seeds:
 # %%
 entropy = {}
 for key, model in models.items():
-    x_long = minilm.eval_batches(corpus, task="causal", length=T_long, batch_size=4, n_batches=1,
+    x_long = eval_batches(corpus, task="causal", length=T_long, batch_size=4, n_batches=1,
                                  device=model.device)[0][0]
     entropy[key] = minilm.attention_entropy(model, x_long)   # (layer, head, T)
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), dpi=90)
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 model_entropy = entropy["nope", P.seeds[0]]
 for layer in range(P.nope_rope_layers):
-    smooth = minilm.bucket_means(model_entropy[layer].mean(0), L // 8)
+    smooth = bucket_means(model_entropy[layer].mean(0), L // 8)
     axes[0].plot((torch.arange(len(smooth)) + 0.5) * (L // 8) / L, smooth, label=f"layer {layer}")
 positions = torch.arange(1, T_long + 1).float()
 axes[0].plot(positions / L, positions.log(), "k:", lw=1, label="uniform: log(i + 1)")
 axes[0].set(xlabel="position / training length", ylabel="entropy (nats, mean over heads)",
             title=f"NoPE seed {P.seeds[0]}: entropy by layer", ylim=(0, 1.2 * math.log(T_long)))
 axes[0].axvline(1, color="gray", ls=":", lw=1)
-axes[0].legend(fontsize=8)
+axes[0].legend()
 
 # NoPE: where entropy is above its in-range level, is the loss too?
 for seed in P.seeds:
-    ent = minilm.bucket_means(entropy["nope", seed].mean(dim=(0, 1)), L // 8)
-    loss = minilm.bucket_means(position_loss["nope", seed], L // 8)
+    ent = bucket_means(entropy["nope", seed].mean(dim=(0, 1)), L // 8)
+    loss = bucket_means(position_loss["nope", seed], L // 8)
     axes[1].scatter(ent[8:], loss[8:], s=12, alpha=0.7, label=f"NoPE seed {seed}, past L")
-    axes[1].scatter(ent[:8], loss[:8], s=12, marker="x", color="gray", label="in range" if seed == P.seeds[0] else None)
-axes[1].set(xlabel="mean attention entropy (nats)", ylabel="loss (nats)", title="Loss against entropy, per L/8 bucket")
-axes[1].legend(fontsize=8)
-plt.tight_layout()
+    axes[1].scatter(ent[:8], loss[:8], s=12, marker="x", color="gray",
+                    label="in range" if seed == P.seeds[0] else None)
+axes[1].set(xlabel="mean attention entropy (nats)", ylabel="loss (nats)",
+            title="Loss against entropy, per L/8 bucket")
+axes[1].legend()
 plt.show()
 
 # %% [markdown]
@@ -238,20 +256,22 @@ plt.show()
 
 # %%
 in_range, far = slice(L // 2, L), slice(4 * L, 8 * L)
-uniform_rise = (positions[far].log().mean() - positions[in_range].log().mean()).item()   # positions[i] = i + 1
+# positions[i] = i + 1
+uniform_rise = (positions[far].log().mean() - positions[in_range].log().mean()).item()
 print(f"uniform attention: entropy rise from in range to 4L-8L {uniform_rise:+.2f} nats")
 for seed in P.seeds:
     ent = entropy["nope", seed].mean(dim=1)                     # (layer, T)
     rise = (ent[:, far].mean(-1) - ent[:, in_range].mean(-1)).tolist()
-    ent_b = minilm.bucket_means(entropy["nope", seed].mean(dim=(0, 1))[L:], L // 8)
-    loss_b = minilm.bucket_means(position_loss["nope", seed][L:], L // 8)
-    log_position_b = minilm.bucket_means(positions[L:].log(), L // 8)
+    ent_b = bucket_means(entropy["nope", seed].mean(dim=(0, 1))[L:], L // 8)
+    loss_b = bucket_means(position_loss["nope", seed][L:], L // 8)
+    log_position_b = bucket_means(positions[L:].log(), L // 8)
     correlation = torch.corrcoef(torch.stack([ent_b, loss_b]))[0, 1].item()
     position_correlation = torch.corrcoef(torch.stack([log_position_b, loss_b]))[0, 1].item()
     print(f"NoPE seed {seed}: entropy rise per layer " + " ".join(f"{r:+.2f}" for r in rise)
           + f" (mean {sum(rise) / len(rise):+.2f});  correlation with the loss past L: "
           f"entropy {correlation:.2f}, log(position) {position_correlation:.2f}")
-    assert sum(rise) / len(rise) > uniform_rise + 0.15, (rise, uniform_rise)   # control: uniform attention, 0 excess
+    # control: uniform attention, 0 excess
+    assert sum(rise) / len(rise) > uniform_rise + 0.15, (rise, uniform_rise)
 
 # %% [markdown]
 # On average over layers, NoPE's entropy far past $L$ rises faster than uniform attention's
@@ -323,12 +343,12 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    With `minilm.extension_ratio(loss, L, margin=m)` on the stored curves. A margin of 0.05 cannot
+#    With `minilm.measure.extension_ratio(loss, L, margin=m)` on the stored curves. A margin of 0.05 cannot
 #    help: a smaller margin is crossed at the same bucket or earlier, and at 0.1 all four ratios
 #    already sit at the floor, 1.0. A margin of 0.2 might: over $L..2L$ RoPE's loss rises by
 #    1.48-1.62 nats and NoPE's by 0.28-0.35, so NoPE's first buckets past $L$ may stay under 0.2
 #    while RoPE's surely do not. Run it and see. Either way, a ratio that changes its verdict with
-#    the margin is a fragile measure; lesson 10's rise with an interval separates the two robustly.
+#    the margin is a fragile measure; lesson 12's rise with an interval separates the two robustly.
 #
 #    </details>
 #
@@ -343,7 +363,7 @@ for seed in P.seeds:
 #    is at least part of the cause; if the entropy falls and the loss does not, it is a symptom. In
 #    range, raise the entropy with $\lambda < 1$: the loss should rise if the same mechanism is at
 #    work. Sharpening only the layers whose entropy rose fastest against only the others says which
-#    heads carry it. Lesson 7 does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 12 the
+#    heads carry it. Lesson 7 does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 10 the
 #    last.
 #
 #    </details>

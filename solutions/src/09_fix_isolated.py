@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Exercise 11 — The per-position rule, and a result over seeds
+# # Exercise 9 — The per-position rule, and a result over seeds
 #
-# Lesson 11 applied the NoPE paper's temperature per position, and stated every claim as the
+# Lesson 9 applied the NoPE paper's temperature per position, and stated every claim as the
 # mean over five seeds with an interval. Write both.
 
 # %%
@@ -53,7 +53,7 @@ check_seed_interval(seed_interval)
 # %% [markdown]
 # ## Going further
 # - With five seeds, $t_{0.95, 4} = 2.13$; with two, $t_{0.95, 1} = 6.31$. How many seeds would
-#   lesson 11 need for its intervals to be half as wide, if the seeds' spread stayed the same?
+#   lesson 9 need for its intervals to be half as wide, if the seeds' spread stayed the same?
 #
 #   <details><summary>Answer</summary>
 #
@@ -64,13 +64,13 @@ check_seed_interval(seed_interval)
 #
 #   </details>
 #
-# - Lesson 11's intervals are over seeds, not prompts. Which of the two is the larger source of
+# - Lesson 9's intervals are over seeds, not prompts. Which of the two is the larger source of
 #   spread in its tables? (Hint: the binomial standard error of 100 prompts at 0.7 is 0.046.)
 #
 #   <details><summary>Answer</summary>
 #
 #   The seeds, by far. At $8L$ with the best uniform $\lambda$ the five seeds give 0.68, 0.81, 0.83,
-#   0.80 and 0.34 in lesson 11's stored run: a standard deviation of about 0.21, where 100 prompts
+#   0.80 and 0.34 in lesson 9's stored run: a standard deviation of about 0.21, where 100 prompts
 #   at 0.69 have a binomial standard error of $\sqrt{0.69 \cdot 0.31/100} \approx 0.046$. At
 #   $\lambda = 1$ (0.09, 0.05, 0.33, 0.17, 0.06) it is about 0.12 against 0.035. The seed-to-seed spread even contains the prompt
 #   noise (each seed's value has it), and most of it is left after taking that out: the models

@@ -1,28 +1,41 @@
 # %% [markdown]
-# # Lesson 11 — The fix, isolated: a haystack that carries nothing
+# # Lesson 9 — Retrieval past the training length, isolated: a haystack that carries nothing
+#
+# **Model and length.** Small causal Transformers (d32, 4 layers, 4 heads), with no position
+# encoding (NoPE) or with RoPE, trained from scratch at $L = 32$ on a retrieval task alone; five
+# seeds each.
 #
 # **What you will learn**
-# - how to build a retrieval task in which attention distraction is the *only* way to fail
-#   past the training length, and train tiny models on it;
+# - how the NoPE paper tests length generalization (passkey retrieval), and how to shrink that
+#   test until a tiny model can learn it;
+# - how to build it so that attention distraction is the *only* way to fail past the training
+#   length, and what NoPE and RoPE do past $L$;
 # - how much of the lost retrieval each fix brings back: a searched temperature, Su's
 #   entropy-invariant $\log_L n$, the NoPE paper's $1 + 0.397 \ln s$ (per length and per
 #   position); and why none of them helps RoPE;
 # - how the temperature that retrieves best grows with length, next to the two rules;
-# - how to state a result over seeds: the mean, an interval for it that accounts for how much
-#   seeds differ, and the smallest effect the assertion can detect.
+# - how to state a result over seeds: the mean, and an interval for it that accounts for how
+#   much seeds differ.
 #
-# Lesson 12 then asks *why* the temperature works (entropy, needle mass, which heads), and
+# Lesson 10 then asks *why* the temperature works (entropy, needle share, which heads), and
 # trains it per head (head-based scaling, with and without its clamp and start), on the same
-# models.
+# models. Lessons 11 and 12 put the task into text.
 #
-# **Why another retrieval lesson.** Lessons 9 and 10 found the NoPE paper's *problem* (NoPE
-# keeps more retrieval past $L$ than RoPE) but its *fix* came out small and seed-dependent, and
-# the head that finds the needle explained only part of the loss. A prompt made of text mixes
-# several failures: the filler is language the model reads and is distracted by in its own way,
-# the positions pass $L$, the model must also keep predicting text. Here we remove all but one.
-# The filler is random letters: nothing in it can be read, learned or mistaken for the needle.
-# The model learns retrieval and nothing else. What can still go wrong past $L$ is that the
-# needle's share of attention shrinks as the haystack grows: distraction, in the sense of
+# **The source.** Wang et al. (2024) test length generalization with passkey retrieval (the
+# prompt of LongLoRA, Chen et al. 2023): filler text, the needle "The pass key is K. Remember
+# it. K is the pass key." at some depth, then "What is the pass key? The pass key is", with a
+# 5-digit key scored by greedy exact match over lengths and depths. They report that NoPE's
+# retrieval fails past the training length with attention spread ever thinner (distraction),
+# that a temperature on the logits brings much of it back, and that head-based scaling does
+# best. That prompt does not fit a tiny character model: the needle and the question alone are
+# about 95 characters, three times our $L = 32$. We shrink it until it fits.
+#
+# **Why a haystack of random letters.** A prompt made of text mixes several failures: the filler
+# is language the model reads and is distracted by in its own way, the positions pass $L$, the
+# model must also keep predicting text (lessons 11 and 12 meet all of them). Here we remove all
+# but one. The filler is random letters: nothing in it can be read, learned or mistaken for the
+# needle. The model learns retrieval and nothing else. What can still go wrong past $L$ is that
+# the needle's share of attention shrinks as the haystack grows: distraction, in the sense of
 # Wang et al. (2024), and the quantity Su's entropy invariance (kexue.fm/archives/8823) was
 # derived to hold.
 #
@@ -37,24 +50,43 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import length_rule, over_seeds, retrieval_accuracy, seed_interval, temperature
+from minilm import at_lambda, length_rule, over_seeds, retrieval_accuracy, seed_interval
 from minilm.data import RANDOM_FILLER, RETRIEVAL_DIGITS, retrieval_batch
+from minilm.experiments import best_uniform_for_retrieval, controlled_models, controlled_transformer
+from minilm.plots import course_style, draw_retrieval_prompt, interval_bars
+
+course_style()
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
 L = P.controlled_len
 SEEDS = P.controlled_seeds
-print(f"profile {P.name}: Transformers d{P.controlled_d_model} x {P.controlled_layers} layers x {P.n_head} heads, "
-      f"trained at L = {L} for {P.controlled_steps} steps; seeds {SEEDS}")
+print(f"profile {P.name}: Transformers d{P.controlled_d_model} x {P.controlled_layers} layers "
+      f"x {P.n_head} heads, trained at L = {L} for {P.controlled_steps} steps; seeds {SEEDS}")
 
 # %% [markdown]
 # ## The task
 #
-# A window is `filler + "@" + key + filler + "?" + key`, as in lesson 9, but the filler is
-# drawn letter by letter, uniformly, from the 26 lowercase letters: no `@`, no `?`, no digit
+# The needle is a marker and a 3-digit key, `@417`; the question is one character, `?`, and
+# the answer is the key again: a window is `filler + "@" + key + filler + "?" + key`. So a
+# window of $L = 32$ input characters holds 25 of filler and 7 of structure (`@`, the key, `?`
+# and the answer's first two digits; its last digit is only a target), and the needle can sit
+# at any depth: 0 puts it first, 1 right before the question. The filler is drawn letter by
+# letter, uniformly, from the 26 lowercase letters: no `@`, no `?`, no digit
 # (`minilm.data.retrieval_rows(..., filler="random")`). The loss counts the key's three digits
-# after the `?` only, and exact match asks for all three under greedy decoding.
+# after the `?` only. Every row that writes a digit of the answer must find the needle, however
+# far back it is:
+
+# %%
+draw_retrieval_prompt()
+plt.show()
+
+# %% [markdown]
+# **Exact match** asks for all three digits under greedy decoding. With the true digits fed
+# back, greedy decoding writes the key exactly when the most likely next character is right at
+# each of the three answer positions, so one forward pass scores a prompt
+# (`minilm.measure.exact_match`). Four windows of the training length:
 
 # %%
 x, y = retrieval_batch(corpus, None, 4, L, torch.Generator().manual_seed(0), filler="random")
@@ -66,12 +98,12 @@ print(f"filler alphabet: {RANDOM_FILLER}")
 # ## Ten small models, five seeds each
 #
 # A causal Transformer with no position encoding (NoPE) and the same with RoPE, trained from
-# scratch on this task alone at $L$ (`minilm.controlled_models`: batch 32, learning rate
+# scratch on this task alone at $L$ (`minilm.experiments.controlled_models`: batch 32, learning rate
 # 3e-3, 1000 steps). Small models, so five seeds each: with an empty cache this cell trains
 # all ten in about 2.5 minutes on 2 CPU cores (two at a time); later runs load them from the cache.
 
 # %%
-models = minilm.controlled_models(P, corpus)   # {(pos, seed): model}
+models = controlled_models(P, corpus)   # {(pos, seed): model}
 
 # %% [markdown]
 # ## In range, and past it
@@ -91,22 +123,27 @@ TRIALS = 20
 
 def exact(model, T, **settings):
     """Exact match at length T, mean over depths (TRIALS prompts each), under these settings."""
-    return retrieval_accuracy(model, corpus, [T], depths, trials=TRIALS, filler="random", **settings).mean().item()
+    accuracy = retrieval_accuracy(model, corpus, [T], depths, trials=TRIALS, filler="random",
+                                  **settings)
+    return accuracy.mean().item()
 
 
 plain = {(pos, seed, T): exact(models[pos, seed], T) for (pos, seed) in models for T in lengths}
 torch.manual_seed(0)
-untrained = minilm.LM(minilm.controlled_transformer(P, tok.vocab_size, "nope")).eval()
+untrained = minilm.LM(controlled_transformer(P, tok.vocab_size, "nope")).eval()
 untrained_at_L = exact(untrained, L)
 print("exact match, mean over seeds [90% interval] (each seed)")
 for T in lengths:
-    print(f"{T // L:>3}L   " + "   ".join(f"{pos} {over_seeds([plain[pos, s, T] for s in SEEDS])}" for pos in ("nope", "rope")))
+    print(f"{T // L:>3}L   " + "   ".join(
+        f"{pos} {over_seeds([plain[pos, s, T] for s in SEEDS], proportion=True)}"
+        for pos in ("nope", "rope")))
 print(f"untrained NoPE at L: {untrained_at_L:.3f}")
 
 # %%
 in_range = {pos: seed_interval([plain[pos, s, L] for s in SEEDS]) for pos in ("nope", "rope")}
-assert in_range["nope"][1] > 0.8 and in_range["rope"][1] > 0.8, in_range   # the lower end of the interval
-assert untrained_at_L < 0.05                                                # the control: chance is 1/900
+# the lower end of the interval
+assert in_range["nope"][1] > 0.8 and in_range["rope"][1] > 0.8, in_range
+assert untrained_at_L < 0.05   # the control: chance is 1/900
 
 # %% [markdown]
 # **In range both learn the task**: exact match 0.97 for NoPE and 0.99 for RoPE on the mean
@@ -129,7 +166,7 @@ assert untrained_at_L < 0.05                                                # th
 # For the NoPE models, at every length past $L$:
 # - **best uniform $\lambda$** (at $2L$ to $8L$): every logit times the $\lambda$ of a grid (1.0 to
 #   2.4) that retrieves best on *other* prompts (150 per length, another seed:
-#   `minilm.best_uniform_for_retrieval`), then scored here;
+#   `minilm.experiments.best_uniform_for_retrieval`), then scored here;
 # - **Su's $\log_L n$** (Su 2021, kexue.fm/archives/8823; the factor of lesson 5), row by row:
 #   row $i$'s logits times $\log n_i / \log L$, $n_i$ the keys it sees (`logn_base=L`); derived,
 #   not searched;
@@ -138,39 +175,42 @@ assert untrained_at_L < 0.05                                                # th
 # - **the same rule per position**, as the paper fitted it: row $i$'s logits times
 #   $1 + 0.397 \ln(n_i / L)$ where $n_i > L$, 1 within $L$ (`model(x, position_scale=(0.397, L))`).
 #
-# (Head-based scaling, which *trains* a temperature per head, is lesson 12's, with its clamp
+# (Head-based scaling, which *trains* a temperature per head, is lesson 10's, with its clamp
 # and start.) For the RoPE models, as the control, at $2L$ and $8L$: the best uniform
 # $\lambda$ (searched the same way) and Su's $\log_L n$.
 
 # %%
-searched = {"nope": lengths[1:4], "rope": [2 * L, 8 * L]}   # a search at 16L costs as much as the rest
-best = {(pos, seed, T): minilm.best_uniform_for_retrieval(models[pos, seed], corpus, T, filler="random")
+# a search at 16L costs as much as the rest
+searched = {"nope": lengths[1:4], "rope": [2 * L, 8 * L]}
+best = {(pos, seed, T): best_uniform_for_retrieval(models[pos, seed], corpus, T, filler="random")
         for (pos, seed) in models for T in searched[pos]}
 
 
 def fixed(pos, seed, T, fix):
     model = models[pos, seed]
-    if fix == "Su's log_L n, per row":   # at L too: its factor is below 1 for rows that see fewer than L keys
+    # at L too: its factor is below 1 for rows that see fewer than L keys
+    if fix == "Su's log_L n, per row":
         return exact(model, T, logn_base=L)
     if fix == "lambda = 1" or T == L:   # every other fix is 1 at L
         return plain[pos, seed, T]
     if fix == "best uniform lambda":
-        with temperature(model, best[pos, seed, T]):
+        with at_lambda(model, best[pos, seed, T]):
             return exact(model, T)
     if fix == "1 + 0.397 ln s, uniform":
-        with temperature(model, length_rule("nope_fit", T, L)):
+        with at_lambda(model, length_rule("nope_fit", T, L)):
             return exact(model, T)
     return exact(model, T, position_scale=(0.397, L))   # 1 + 0.397 ln(n_i/L), per row
 
 
-fixes = {"nope": ["lambda = 1", "best uniform lambda", "Su's log_L n, per row", "1 + 0.397 ln s, uniform",
-                  "1 + 0.397 ln(n_i/L), per row"],
+fixes = {"nope": ["lambda = 1", "best uniform lambda", "Su's log_L n, per row",
+                  "1 + 0.397 ln s, uniform", "1 + 0.397 ln(n_i/L), per row"],
          "rope": ["lambda = 1", "best uniform lambda", "Su's log_L n, per row"]}
 
 
 def measured(pos, fix, T):
-    """Which (fix, length) pairs the table holds: lambda = 1 everywhere; the searched lambda where it
-    was searched; RoPE's other control where it was searched; NoPE's rules at every length."""
+    """Which (fix, length) pairs the table holds: lambda = 1 everywhere; the searched lambda
+    where it was searched; RoPE's other control where it was searched; NoPE's rules at every
+    length."""
     if fix == "lambda = 1" or T == L:
         return True
     if fix == "best uniform lambda" or pos == "rope":
@@ -186,27 +226,33 @@ for T in lengths[1:]:
     for pos in fixes:
         for fix in fixes[pos]:
             if measured(pos, fix, T):
-                print(f"  {pos} {fix:<32}" + over_seeds([result[pos, fix, s, T] for s in SEEDS]))
+                print(f"  {pos} {fix:<32}"
+                      + over_seeds([result[pos, fix, s, T] for s in SEEDS], proportion=True))
 print("best uniform lambda (searched on other prompts), seeds " + "/".join(map(str, SEEDS)) + ":")
 for pos in fixes:
-    print(f"  {pos}: " + ";  ".join(f"{T // L}L " + "/".join(str(best[pos, s, T]) for s in SEEDS) for T in searched[pos]))
-print("Su's log_L n per row at L (rows before L are softened): " + over_seeds(list(su_at_L.values())))
+    print(f"  {pos}: " + ";  ".join(f"{T // L}L " + "/".join(str(best[pos, s, T]) for s in SEEDS)
+                                    for T in searched[pos]))
+print("Su's log_L n per row at L (rows before L are softened): "
+      + over_seeds(list(su_at_L.values()), proportion=True))
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), dpi=85, sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+styles = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "--")]
 for ax, pos in zip(axes, fixes):
-    for fix in fixes[pos]:
+    for i, (fix, (marker, line)) in enumerate(zip(fixes[pos], styles)):
         shown = [T for T in lengths if measured(pos, fix, T)]
         means = [seed_interval([result[pos, fix, s, T] for s in SEEDS]) for T in shown]
-        ax.errorbar([T // L for T in shown], [m for m, _, _ in means],
-                    yerr=[[m - lo for m, lo, _ in means], [hi - m for m, _, hi in means]], marker="o", capsize=3,
-                    label=fix)
-    ax.set(xscale="log", xlabel="prompt length / L", title=f"{pos.upper()}: exact match, mean of {len(SEEDS)} seeds, 90% interval")
+        clipped = [(m, max(lo, 0), min(hi, 1)) for m, lo, hi in means]   # exact match: in [0, 1]
+        # a small horizontal offset per fix, so that no error bar hides another
+        offset = 1.05 ** (i - (len(fixes[pos]) - 1) / 2)
+        interval_bars(ax, [T // L * offset for T in shown], clipped, marker=marker, ls=line,
+                      label=fix)
+    ax.set(xscale="log", xlabel="prompt length / L (fixes offset a little)",
+           title=f"{pos.upper()}: exact match, mean of {len(SEEDS)} seeds, 90% interval")
     ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
     ax.minorticks_off()
-    ax.legend(fontsize=7)
+    ax.legend()
 axes[0].set_ylabel("exact match")
-plt.tight_layout()
 plt.show()
 
 # %% [markdown]
@@ -241,7 +287,8 @@ for T in (8 * L, 16 * L):
     for pos in fixes:
         for fix in fixes[pos][1:]:
             if measured(pos, fix, T):
-                print(f"{pos} {T // L}L, {fix} minus lambda = 1: " + over_seeds(gain(pos, fix, T)))
+                print(f"{pos} {T // L}L, {fix} minus lambda = 1: "
+                      + over_seeds(gain(pos, fix, T)))
 
 # %% [markdown]
 # At $8L$ every NoPE rule gains 0.53 to 0.56 on the mean, with intervals from about 0.4 to
@@ -253,11 +300,12 @@ for T in (8 * L, 16 * L):
 
 # %%
 for fix in fixes["nope"][1:]:
-    assert seed_interval(gain("nope", fix, 8 * L))[1] > 0.3, fix             # the lower end of the interval
+    assert seed_interval(gain("nope", fix, 8 * L))[1] > 0.3, fix   # the lower end of the interval
 for fix in fixes["rope"][1:]:
-    assert seed_interval(gain("rope", fix, 8 * L))[2] < 0.1, fix             # the control: RoPE gains nothing
-margin_plus_half_width = {fix: 0.3 + (lambda m, lo, hi: m - lo)(*seed_interval(gain("nope", fix, 8 * L)))
-                          for fix in fixes["nope"][1:]}
+    assert seed_interval(gain("rope", fix, 8 * L))[2] < 0.1, fix   # the control: RoPE gains nothing
+margin_plus_half_width = {
+    fix: 0.3 + (lambda m, lo, hi: m - lo)(*seed_interval(gain("nope", fix, 8 * L)))
+    for fix in fixes["nope"][1:]}
 print("smallest mean gain at 8L these assertions can detect (0.3 plus the interval's half-width): "
       + ", ".join(f"{fix} {v:.2f}" for fix, v in margin_plus_half_width.items()))
 
@@ -270,7 +318,8 @@ print("smallest mean gain at 8L these assertions can detect (0.3 plus the interv
 # what this task asks for?
 
 # %%
-print(f"{'':>5}{'best-retrieving lambda, mean [90%] (each seed)':>50}{'log_L n':>9}{'1 + 0.397 ln s':>16}")
+print(f"{'':>5}{'best-retrieving lambda, mean [90%] (each seed)':>50}"
+      f"{'log_L n':>9}{'1 + 0.397 ln s':>16}")
 for T in searched["nope"]:
     print(f"{T // L:>3}L  " + over_seeds([best["nope", s, T] for s in SEEDS]).rjust(50)
           + f"{math.log(T) / math.log(L):>9.2f}{length_rule('nope_fit', T, L):>16.2f}")
@@ -287,7 +336,7 @@ for T in searched["nope"]:
 # [0.19, 0.77]; the control is a constant $\lambda$, 0), and at $4L$ and $8L$ it is clearly
 # above 1 (the lower end of its interval above 1.1; the control is $\lambda = 1$ itself).
 #
-# Why would a rule derived from entropy predict the temperature that retrieves best? Lesson 12
+# Why would a rule derived from entropy predict the temperature that retrieves best? Lesson 10
 # looks inside: at the entropy and the needle mass of the rows that read the answer.
 
 # %%
@@ -324,7 +373,7 @@ for T in (4 * L, 8 * L):
 # ## Check your understanding
 #
 # 1. Why does random-letter filler make distraction the *only* failure left past $L$? Name two
-#    failures a text filler adds (lessons 9-10 met both).
+#    failures a text filler adds (lessons 11-12 met both).
 #
 #    <details><summary>Answer</summary>
 #
@@ -333,7 +382,7 @@ for T in (4 * L, 8 * L):
 #    only thing that changes past $L$ is that more filler keys compete for the answer rows'
 #    attention. A text filler adds, for example: (1) language the model reads and attends to in its
 #    own way, so attention can go to text, not just spread over it; (2) a second task, predicting
-#    the text, which fails past $L$ for its own reasons and shares the model's capacity. Lesson 10's
+#    the text, which fails past $L$ for its own reasons and shares the model's capacity. Lesson 12's
 #    seed 0, which found the needle and still did not retrieve, is a failure of that mixed kind.
 #
 #    </details>
@@ -396,11 +445,11 @@ for T in (4 * L, 8 * L):
 #
 #    </details>
 #
-# 6. Exercise 11 asks you to write the per-position temperature and the interval over seeds.
+# 6. Exercise 9 asks you to write the per-position temperature and the interval over seeds.
 #
 #    <details><summary>Answer</summary>
 #
-#    The solutions (`solutions/11_fix_isolated.ipynb`): the per-position temperature is
+#    The solutions (`solutions/09_fix_isolated.ipynb`): the per-position temperature is
 #    $\lambda_i = 1 + a \ln(n_i/L)$ where $n_i > L$ and 1 elsewhere, with $n_i = i + 1$ in a causal
 #    model and $T$ in a bidirectional one (`torch.where` on `torch.arange(1, T + 1)`); the interval
 #    is the mean $\mp\, t \cdot s/\sqrt n$, with $s$ the sample standard deviation (divided by
@@ -408,5 +457,5 @@ for T in (4 * L, 8 * L):
 #
 #    </details>
 #
-# Next, lesson 12: inside these models, why the temperature works, and head-based scaling with
+# Next, lesson 10: inside these models, why the temperature works, and head-based scaling with
 # its clamp and its start.

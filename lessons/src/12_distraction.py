@@ -1,8 +1,8 @@
 # %% [markdown]
-# # Lesson 10 — Why retrieval is lost, and how the paper measures its rule
+# # Lesson 12 — Why retrieval is lost, and how the paper measures its rule
 #
 # **What you will learn**
-# - whether *attention distraction* explains lesson 9's losses: how much of the question's
+# - whether *attention distraction* explains lesson 11's losses: how much of the question's
 #   attention lands on the needle as the haystack grows, and what a temperature does to it;
 # - how the paper's numbers are measured: the per-position fit of its code, the rule it gives
 #   applied to sequences it was not fitted on, and extension ratios with error bars.
@@ -11,14 +11,14 @@
 # *distraction*: the attention of a long row spreads over ever more keys, its entropy grows,
 # and a temperature on the logits sharpens it again. They fit that temperature per position,
 # $\lambda(i) = 1 + 0.397 \ln(i/L)$ (their appendix B). (Their head-based scaling, and what its
-# clamp and start are for, is lesson 12's subject: on lesson 7's text models neither detail
-# showed; lesson 12 tests them where the temperature clearly matters.)
+# clamp and start are for, is lesson 10's subject: on lesson 7's text models neither detail
+# showed; lesson 10 tests them where the temperature clearly matters.)
 #
-# We take lesson 9's NoPE models as they are: lesson 6's NoPE Transformers after 1000 steps
-# of the retrieval mixture (the cache returns them if lesson 9 ran; else the first cell trains
+# We take lesson 11's NoPE models as they are: lesson 6's NoPE Transformers after 1000 steps
+# of the retrieval mixture (the cache returns them if lesson 11 ran; else the first cell trains
 # them, about 6 minutes on 2 CPU cores with lesson 6's), the same prompts, the same
-# temperature search and the same head scaling (`minilm.best_uniform_for_retrieval`,
-# `minilm.retrieval_head_scaled`), so every number below that lesson 9 also printed is the
+# temperature search and the same head scaling (`minilm.experiments.best_uniform_for_retrieval`,
+# `minilm.experiments.retrieval_head_scaled`), so every number below that lesson 11 also printed is the
 # same number. Distraction uses the retrieval-trained NoPE models; the per-position fit, its
 # rule applied and the extension ratios go back to lesson 6's text-only models, where the
 # paper measured them (on text loss).
@@ -34,45 +34,58 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import (
-    NOPE_FIT_C, best_uniform_for_retrieval, needle_attention, retrieval_accuracy, retrieval_head_scaled,
-    temperature,
+from minilm import at_lambda, retrieval_accuracy
+from minilm.experiments import (
+    best_uniform_for_retrieval, nope_rope_models, retrieval_head_scaled, retrieval_models,
 )
+from minilm.measure import bootstrap_interval, extension_ratio, needle_attention
+from minilm.plots import course_style
+from minilm.scaling import (
+    NOPE_FIT_C, fit_log_slope, fit_per_position, uniform_temperature_by_position,
+)
+
+course_style()
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
 L = P.nope_rope_len
-print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_rope_layers} x {P.n_head} heads), "
-      f"trained at L = {L}, then lesson 9's retrieval mixture; seeds {P.seeds}")
+print(f"profile {P.name}: lesson 6's Transformers "
+      f"(d{P.d_model} x {P.nope_rope_layers} x {P.n_head} heads), "
+      f"trained at L = {L}, then lesson 11's retrieval mixture; seeds {P.seeds}")
 
 
-text_models = minilm.nope_rope_models(P, corpus, progress=False)                      # lesson 6's
-models = minilm.retrieval_models(P, corpus, positions=("nope",), progress=False)   # lesson 9's NoPE
+text_models = nope_rope_models(P, corpus, progress=False)                   # lesson 6's
+models = retrieval_models(P, corpus, positions=("nope",), progress=False)   # lesson 11's NoPE
 
 # %% [markdown]
-# ## Lesson 9's fixes, at $8L$
+# ## Lesson 11's fixes, at $8L$
 #
 # The three NoPE settings whose attention we read below: $\lambda = 1$, the best uniform
 # $\lambda$ at each length (searched on separate prompts), and head scaling trained at $4L$
 # (the paper's recipe: 200 steps of 8 sequences, learning rate 0.05, clamp at 1, start at the
 # best uniform $\lambda$ for $4L$). Their exact match at $8L$, 100 prompts at each of five
-# depths, as in lesson 9's table:
+# depths, as in lesson 11's table:
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L]
 depths = [0.0, 0.25, 0.5, 0.75, 1.0]
 TRIALS = 100
 target = 4 * L
-best = {(seed, T): best_uniform_for_retrieval(models["nope", seed], corpus, T) for seed in P.seeds for T in lengths[1:]}
+best = {(seed, T): best_uniform_for_retrieval(models["nope", seed], corpus, T)
+        for seed in P.seeds for T in lengths[1:]}
 for seed in P.seeds:
-    models["NoPE, head scaling at 4L", seed] = retrieval_head_scaled(P, corpus, seed, start=best[seed, target])
+    models["NoPE, head scaling at 4L", seed] = retrieval_head_scaled(P, corpus, seed,
+                                                                     start=best[seed, target])
     nope, heads = models["nope", seed], models["NoPE, head scaling at 4L", seed]
-    with temperature(nope, best[seed, 8 * L]):
+    with at_lambda(nope, best[seed, 8 * L]):
         tempered = retrieval_accuracy(nope, corpus, [8 * L], depths, trials=TRIALS).mean().item()
-    print(f"seed {seed}: best uniform lambda at 2L/4L/8L " + "/".join(str(best[seed, T]) for T in lengths[1:])
-          + f";  exact match at 8L: lambda = 1 {retrieval_accuracy(nope, corpus, [8 * L], depths, trials=TRIALS).mean():.2f}, "
-          f"best uniform lambda {tempered:.2f}, head scaling {retrieval_accuracy(heads, corpus, [8 * L], depths, trials=TRIALS).mean():.2f}")
+    plain_8L = retrieval_accuracy(nope, corpus, [8 * L], depths, trials=TRIALS).mean()
+    heads_8L = retrieval_accuracy(heads, corpus, [8 * L], depths, trials=TRIALS).mean()
+    print(f"seed {seed}: best uniform lambda at 2L/4L/8L "
+          + "/".join(str(best[seed, T]) for T in lengths[1:])
+          + f";  exact match at 8L: lambda = 1 {plain_8L:.2f}, "
+          f"best uniform lambda {tempered:.2f}, head scaling {heads_8L:.2f}")
 
 # %% [markdown]
 # ## Distraction: where the question looks
@@ -81,7 +94,7 @@ for seed in P.seeds:
 # predicts is the key's first digit. For every layer and head we measure its attention row:
 # the **mass on the needle** (the weights on `@` and the key's digits) and the row's
 # **entropy**, averaged over 32 prompts at each of the five depths
-# (`minilm.needle_attention`). Uniform attention over the $k$ positions the question sees
+# (`minilm.measure.needle_attention`). Uniform attention over the $k$ positions the question sees
 # would put $4/k$ on the needle, with entropy $\ln k$: we divide the entropy by $\ln k$ to
 # compare lengths, and show the mass as it is, next to uniform attention's $4/k$ (the control row).
 #
@@ -93,7 +106,7 @@ for seed in P.seeds:
 def needle_profile(model, lam_by_length=None):
     out = {}
     for T in lengths:
-        with temperature(model, (lam_by_length or {}).get(T)):
+        with at_lambda(model, (lam_by_length or {}).get(T)):
             out[T] = needle_attention(model, corpus, T)
     return out
 
@@ -102,9 +115,10 @@ attention = {}
 for seed in P.seeds:
     nope = models["nope", seed]
     attention["lambda = 1", seed] = needle_profile(nope)
-    attention["best uniform lambda", seed] = needle_profile(nope, {T: best[seed, T] for T in lengths[1:]})
+    attention["best uniform lambda", seed] = needle_profile(
+        nope, {T: best[seed, T] for T in lengths[1:]})
     attention["head scaling at 4L", seed] = needle_profile(models["NoPE, head scaling at 4L", seed])
-    with temperature(nope, 0.0):   # the control: every logit 0, so every row is uniform
+    with at_lambda(nope, 0.0):   # the control: every logit 0, so every row is uniform
         attention["uniform attention (control)", seed] = needle_profile(nope)
 
 retrieval_head = {}
@@ -115,29 +129,32 @@ for seed in P.seeds:
     print(f"seed {seed}: the head with the most needle mass at L is layer {layer}, head {head}")
     for label in dict.fromkeys(label for label, _ in attention):
         row = attention[label, seed]
-        print(f"  {label:<28} mass " + " ".join(f"{row[T]['mass'][layer, head]:.2f}" for T in lengths)
-              + "   entropy / ln k " + " ".join(f"{row[T]['entropy'][layer, head] / torch.log(torch.tensor(row[T]['keys'])):.2f}"
-                                                for T in lengths))
+        ln_k = {T: torch.log(torch.tensor(row[T]['keys'])) for T in lengths}
+        print(f"  {label:<28} mass "
+              + " ".join(f"{row[T]['mass'][layer, head]:.2f}" for T in lengths)
+              + "   entropy / ln k "
+              + " ".join(f"{row[T]['entropy'][layer, head] / ln_k[T]:.2f}" for T in lengths))
 
 # %%
-fig, axes = plt.subplots(1, 2 * len(P.seeds), figsize=(13, 3.2), dpi=85)
-styles = {"lambda = 1": "tab:blue", "best uniform lambda": "tab:green", "head scaling at 4L": "tab:red",
-          "uniform attention (control)": "gray"}
+fig, axes = plt.subplots(len(P.seeds), 2, figsize=(10, 3.2 * len(P.seeds)), squeeze=False)
+styles = {"lambda = 1": ("tab:blue", "o-"), "best uniform lambda": ("tab:green", "s--"),
+          "head scaling at 4L": ("tab:red", "^-."), "uniform attention (control)": ("gray", "D:")}
 for s, seed in enumerate(P.seeds):
     layer, head = retrieval_head[seed]
-    for label, color in styles.items():
+    for label, (color, style) in styles.items():
         row = attention[label, seed]
-        axes[2 * s].plot([T // L for T in lengths], [row[T]["mass"][layer, head] for T in lengths], "o-", color=color,
-                         label=label)
-        axes[2 * s + 1].plot([T // L for T in lengths],
-                             [row[T]["entropy"][layer, head] for T in lengths], "o-", color=color)
-    axes[2 * s].set(title=f"seed {seed}: needle mass (layer {layer}, head {head})", xscale="log", xlabel="length / L")
-    axes[2 * s + 1].set(title=f"seed {seed}: entropy of the row (nats)", xscale="log", xlabel="length / L")
-for ax in axes:
+        axes[s, 0].plot([T // L for T in lengths], [row[T]["mass"][layer, head] for T in lengths],
+                        style, color=color, label=label)
+        axes[s, 1].plot([T // L for T in lengths],
+                        [row[T]["entropy"][layer, head] for T in lengths], style, color=color)
+    axes[s, 0].set(title=f"seed {seed}: needle mass (layer {layer}, head {head})", xscale="log",
+                   xlabel="length / L", ylabel="needle mass")
+    axes[s, 1].set(title=f"seed {seed}: entropy of the row (nats)", xscale="log",
+                   xlabel="length / L", ylabel="entropy (nats)")
+for ax in axes.flat:
     ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
     ax.minorticks_off()
-axes[0].legend(fontsize=7)
-plt.tight_layout()
+axes[0, 0].legend()
 plt.show()
 
 # %% [markdown]
@@ -154,7 +171,7 @@ plt.show()
 # head loses more focus at $8L$ (0.82 against 0.87), retrieves less (0.30 against 0.48), and
 # the temperature gives it more of both (mass +0.12, exact match +0.20; on seed 0 +0.08 and
 # +0.02). Yet with the head's focus nearly back (0.95 and 0.94, against 0.99 and 0.98 at $L$)
-# exact match at $8L$ stays at 0.50 on both seeds, against 0.90 and 0.93 in range (lesson 9).
+# exact match at $8L$ stays at 0.50 on both seeds, against 0.90 and 0.93 in range (lesson 11).
 # So at this size the distraction of this one head explains only part of the lost retrieval.
 # On seed 0 the model finds the needle again at $8L$ and still fails half the time, so the
 # rest of the loss presumably happens later, in reading the key out, or in other heads
@@ -163,7 +180,7 @@ plt.show()
 # How much the head's entropy rises is read, not asserted: two seeds of this messy task differ
 # too much to size it, or even to promise its direction on every seed and machine (trained on
 # seeds 50 and 51 instead, it rose by 0.02 and 0.59 of $\ln k$); so is the temperature's gain
-# in needle mass at $8L$ (both printed below). Lesson 12 measures the needle's
+# in needle mass at $8L$ (both printed below). Lesson 10 measures the needle's
 # share and the entropy over five seeds and every retrieval head, on a task where nothing but
 # distraction is left to fail, and asserts them there.
 
@@ -179,7 +196,8 @@ def mass(label, seed, T):
     return attention[label, seed][T]["mass"][layer, head].item()
 
 
-mass_gain = {seed: mass("best uniform lambda", seed, 8 * L) - mass("lambda = 1", seed, 8 * L) for seed in P.seeds}
+mass_gain = {seed: mass("best uniform lambda", seed, 8 * L) - mass("lambda = 1", seed, 8 * L)
+             for seed in P.seeds}
 print("needle mass at 8L, best uniform lambda minus lambda = 1: "
       + ", ".join(f"seed {seed} {gain:+.2f}" for seed, gain in mass_gain.items())
       + f";  mean {sum(mass_gain.values()) / len(mass_gain):+.2f}")
@@ -199,32 +217,36 @@ print("the head's entropy / ln k, from L to 8L at lambda = 1: "
 # per-length fit takes the mean of the first $sL$ positions; the per-position fit
 # (`minilm.scaling.fit_per_position`) takes buckets of $L/4$ positions past $L$. We fit the
 # text-only NoPE models of lessons 6-8, on which lesson 7 fitted $c$ per length, on 64
-# sequences of the *search* batches (`minilm.measure.SEARCH_SEED`): the next section scores
+# sequences of the *search* batches (its default seed, `SEARCH_SEED`): the next section scores
 # the fitted rules on other sequences.
 
 # %%
 fine_grid = [round(1 + 0.1 * k, 1) for k in range(15)]
 fits = {}
 for seed in P.seeds:
-    table = minilm.uniform_temperature_by_position(text_models["nope", seed], corpus, 8 * L, fine_grid,
-                                                   seed=minilm.measure.SEARCH_SEED)
-    per_position = minilm.fit_per_position(table, fine_grid, L, bucket=L // 4)
+    table = uniform_temperature_by_position(text_models["nope", seed], corpus, 8 * L, fine_grid)
+    per_position = fit_per_position(table, fine_grid, L, bucket=L // 4)
     best_by_length = [fine_grid[int(table[:, : s * L].mean(1).argmin())] for s in (2, 4, 8)]
-    fits[seed] = {"a": per_position["a"], "c": minilm.fit_log_slope([2, 4, 8], best_by_length),
+    fits[seed] = {"a": per_position["a"], "c": fit_log_slope([2, 4, 8], best_by_length),
                   "per_position": per_position, "per_length": best_by_length}
-    print(f"seed {seed}: per position a = {fits[seed]['a']:.3f};  per length c = {fits[seed]['c']:.3f} "
+    print(f"seed {seed}: per position a = {fits[seed]['a']:.3f};  "
+          f"per length c = {fits[seed]['c']:.3f} "
           f"(best lambda at 2L/4L/8L {best_by_length});  the paper's a = {NOPE_FIT_C}")
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 3.5), dpi=90)
+fig, ax = plt.subplots(figsize=(10, 3.8))
 for seed, color in zip(P.seeds, ("tab:blue", "tab:orange")):
     fit = fits[seed]["per_position"]
-    ax.plot(fit["ratios"], fit["best"], ".", color=color, alpha=0.6, label=f"seed {seed}: best lambda per bucket")
+    ax.plot(fit["ratios"], fit["best"], ".", color=color, alpha=0.6,
+            label=f"seed {seed}: best lambda per bucket")
     s = torch.linspace(1, 8, 50)
-    ax.plot(s, 1 + fits[seed]["a"] * torch.log(s), color=color, label=f"seed {seed}: 1 + {fits[seed]['a']:.2f} ln(i/L)")
+    ax.plot(s, 1 + fits[seed]["a"] * torch.log(s), color=color,
+            label=f"seed {seed}: 1 + {fits[seed]['a']:.2f} ln(i/L)")
 ax.plot(s, 1 + NOPE_FIT_C * torch.log(s), "k--", label="1 + 0.397 ln(i/L) (paper)")
+# the search stops here: a best lambda on this line may want a larger one
+ax.axhline(fine_grid[-1], color="gray", ls=":", label=f"top of the grid ({fine_grid[-1]})")
 ax.set(xlabel="position i / L", ylabel="best uniform lambda", title="The per-position fit")
-ax.legend(fontsize=7)
+ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))   # outside: the points fill the axes
 plt.show()
 
 # %% [markdown]
@@ -265,7 +287,8 @@ for seed in P.seeds:
 
 # %%
 settings = {"lambda = 1": {}, "per length, searched": None, "per length, fitted": None,
-            "per position, a = 0.397": {"position_scale": (NOPE_FIT_C, L)}, "per position, fitted a": None}
+            "per position, a = 0.397": {"position_scale": (NOPE_FIT_C, L)},
+            "per position, fitted a": None}
 applied = {}
 for seed in P.seeds:
     model = text_models["nope", seed]
@@ -274,14 +297,16 @@ for seed in P.seeds:
                                 "per position, fitted a": {"position_scale": (fits[seed]["a"], L)}})
     for label, setting in choices.items():
         setting = dict(setting)
-        with temperature(model, setting.pop("lam", None)):
+        with at_lambda(model, setting.pop("lam", None)):
             curve = minilm.loss_by_position(model, corpus, 8 * L, n_batches=8, **setting)
         applied[label, seed] = (curve[L:].mean().item(), curve[-L:].mean().item())
-print(f"{'loss at 8L (nats), held-out sequences':<40}{'past L, seeds ' + '/'.join(map(str, P.seeds)):>26}"
+print(f"{'loss at 8L (nats), held-out sequences':<40}"
+      f"{'past L, seeds ' + '/'.join(map(str, P.seeds)):>26}"
       f"{'last L positions':>26}")
 for label in settings:
     cells = [[applied[label, s][k] for s in P.seeds] for k in (0, 1)]
-    print(f"{label:<40}" + "".join(f"{sum(c) / len(c):.3f} ({' / '.join(f'{v:.3f}' for v in c)})".rjust(26) for c in cells))
+    print(f"{label:<40}" + "".join(
+        f"{sum(c) / len(c):.3f} ({' / '.join(f'{v:.3f}' for v in c)})".rjust(26) for c in cells))
 
 # %% [markdown]
 # **Used one $\lambda$ per length, either fit helps most; used per row, the per-position fit
@@ -298,7 +323,7 @@ for label in settings:
 # than the fit assumed. The per-position curve is a family of uniform settings, one per
 # evaluation position, not a schedule for the rows. This agrees with the paper: its section
 # 2.4 reports that position-dependent scales did not improve generalization further.
-# (In lesson 11's retrieval the per-row rule did as well as the uniform one: the rows that
+# (In lesson 9's retrieval the per-row rule did as well as the uniform one: the rows that
 # decide retrieval are the last ones, where the two are the same number.)
 #
 # Asserted on every seed, each with its control: the searched per-length $\lambda$ beats both
@@ -314,7 +339,8 @@ for seed in P.seeds:
     for rule in ("per position, a = 0.397", "per position, fitted a"):
         assert past["per length, searched"] < past[rule] - 0.05, (seed, rule, past)
         assert past[rule] < past["lambda = 1"] - 0.02, (seed, rule, past)
-    assert not past["per length, searched"] < past["per length, fitted"] - 0.05, past   # the control
+    # the control
+    assert not past["per length, searched"] < past["per length, fitted"] - 0.05, past
 
 
 # %% [markdown]
@@ -322,25 +348,27 @@ for seed in P.seeds:
 #
 # Lesson 6 read extension ratios off 64 sequences and found them all at 1.0, the measure's
 # floor. Here 256 sequences of $8L$ for each text-only model of lesson 6, and a bootstrap
-# over sequences (`minilm.bootstrap_interval`: 1000 resamples, a 90% interval) for two
+# over sequences (`minilm.measure.bootstrap_interval`: 1000 resamples, a 90% interval) for two
 # statistics: the extension ratio (margin 0.1 nats, buckets of $L/8$) and the rise of the
 # loss over $L..2L$ above its in-range level.
 
 # %%
 intervals = {}
 for (pos, seed), model in text_models.items():
-    losses, _ = minilm.measure.token_losses(model, corpus, task="causal", length=8 * L, batch_size=32, n_batches=8)
-    ratio = minilm.extension_ratio(losses.mean(0), L)
-    ratio_ci = minilm.bootstrap_interval(losses, lambda rows: minilm.extension_ratio(rows.mean(0), L))
+    losses, _ = minilm.measure.token_losses(model, corpus, task="causal", length=8 * L,
+                                            batch_size=32, n_batches=8)
+    ratio = extension_ratio(losses.mean(0), L)
+    ratio_ci = bootstrap_interval(losses, lambda rows: extension_ratio(rows.mean(0), L))
 
     def rise(rows):
         curve = rows.mean(0)
         return (curve[L:2 * L].mean() - curve[L // 2:L].mean()).item()
 
     intervals[pos, seed] = {"ratio": ratio, "ratio_ci": ratio_ci, "rise": rise(losses),
-                            "rise_ci": minilm.bootstrap_interval(losses, rise)}
+                            "rise_ci": bootstrap_interval(losses, rise)}
     r = intervals[pos, seed]
-    print(f"{pos} seed {seed}: extension ratio {r['ratio']:.3f} [{r['ratio_ci'][0]:.3f}, {r['ratio_ci'][1]:.3f}];  "
+    print(f"{pos} seed {seed}: extension ratio {r['ratio']:.3f} "
+          f"[{r['ratio_ci'][0]:.3f}, {r['ratio_ci'][1]:.3f}];  "
           f"rise over L..2L {r['rise']:+.2f} [{r['rise_ci'][0]:+.2f}, {r['rise_ci'][1]:+.2f}] nats")
 
 # %% [markdown]
@@ -359,7 +387,8 @@ for (pos, seed), model in text_models.items():
 for seed in P.seeds:
     nope, rope = intervals["nope", seed], intervals["rope", seed]
     assert rope["rise_ci"][0] > nope["rise_ci"][1], seed
-    assert not rope["ratio_ci"][0] > nope["ratio_ci"][1]   # the control: the ratios' intervals overlap
+    # the control: the ratios' intervals overlap
+    assert not rope["ratio_ci"][0] > nope["ratio_ci"][1]
 
 # %% [markdown]
 # ## Our numbers next to the paper's
@@ -379,7 +408,7 @@ for seed in P.seeds:
 #   (0.95 and 0.94).
 # - But in text retrieval that head's focus does not size exact match (with the focus nearly back,
 #   exact match at $8L$ stays at 0.50 on both seeds, 0.90 and 0.93 in range): one head's mass
-#   explains only part of the loss; lesson 12 looks at every head.
+#   explains only part of the loss; lesson 10 looks at every head.
 # - How the paper's numbers are measured matters: fitted per position the slope is 0.70 and 0.60,
 #   steeper than 0.44 and 0.37 per length, yet one $\lambda$ per length lowers the loss at $8L$ more
 #   (2.62 against 2.83-2.85 nats); and the extension ratio is 1.0 for every model, while the rise
@@ -394,9 +423,9 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as lesson 12 does)
+#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as lesson 10 does)
 #    gives, per head, the needle mass of the `?` row and of the rows of the first two answer digits,
-#    at $L$ and $8L$, with and without $\lambda$; and score each digit separately (exercise 9's
+#    at $L$ and $8L$, with and without $\lambda$; and score each digit separately (exercise 11's
 #    Going further). If the first digit is already wrong although the `?` row's head finds the
 #    needle, the loss is after the attention (in the values it reads or in the later layers). If the
 #    first digit is right and the later ones wrong, look at the digit rows: a mass that falls with
@@ -404,7 +433,7 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 2. Lesson 12 measures the answer rows of every head, over five seeds, and finds the fix acts
+# 2. Lesson 10 measures the answer rows of every head, over five seeds, and finds the fix acts
 #    through many heads at once. Which of this lesson's observations does that explain?
 #
 #    <details><summary>Answer</summary>
@@ -449,14 +478,16 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 5. Exercise 10 asks you to write the needle mass and the per-position fit.
+# 5. Exercise 12 asks you to write the needle mass and the per-position fit.
 #
 #    <details><summary>Answer</summary>
 #
-#    The solutions (`solutions/10_distraction.ipynb`): the needle mass sums each row's weights over
+#    The solutions (`solutions/12_distraction.ipynb`): the needle mass sums each row's weights over
 #    positions `needle` to `needle + 3` (the `@` and the three digits) with a mask built from
 #    `torch.arange(T)`; the per-position fit averages the loss table past $L$ in buckets, takes each
 #    bucket's best $\lambda$ and mean position $i$, and returns the no-intercept least-squares slope
 #    $a = \sum x(\lambda - 1)/\sum x^2$ with $x = \ln(i/L)$.
 #
 #    </details>
+#
+# Next, lesson 13: the answer to the course's question, in one place.

@@ -1,29 +1,25 @@
 # %% [markdown]
-# # Lesson 9 — Retrieval past the training length
+# # Lesson 11 — Retrieval mixed into text
+#
+# **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads; NoPE and RoPE),
+# trained at $L = 32$ on text, then 1000 more steps on text mixed with retrieval; two seeds.
 #
 # **What you will learn**
-# - how to give a tiny model a retrieval skill to lose: a needle-in-a-haystack task sized so
-#   that a whole prompt fits the training length, mixed into its pretraining;
+# - how to give a language model a retrieval skill to lose: lesson 9's needle-in-a-haystack task,
+#   with text as the filler, mixed into its pretraining;
 # - how exact-match retrieval changes with length and with the needle's depth, for NoPE and
-#   RoPE, and for every fix of lessons 7 and 8.
+#   RoPE, and for every fix of lessons 7-10, next to RoPE's own extensions (PI, NTK, YaRN);
+# - how a result that was clean on random letters (lessons 9 and 10) looks in the messy case.
 #
-# Lesson 10 then asks *why* retrieval is lost (attention distraction) and how the paper's
+# Lesson 12 then asks *why* retrieval in text is lost (attention distraction) and how the paper's
 # numbers are measured (the per-position fit, its rule applied, extension ratios with error
-# bars); lesson 12 tests head scaling's clamp and start.
+# bars).
 #
-# **The source.** Wang et al. (2024) test length generalization with passkey retrieval (the
-# prompt of LongLoRA, Chen et al. 2023): filler text, the needle "The pass key is K. Remember
-# it. K is the pass key." at some depth, then "What is the pass key? The pass key is", with a
-# 5-digit key scored by greedy exact match over lengths and depths. They report that NoPE's
-# retrieval fails past the training length with attention spread ever thinner ("distraction"),
-# that a temperature on the logits brings much of it back, and that head-based scaling does
-# best; in their ablation (Table 4) its average passkey accuracy fell from 81 to 53 without
-# the constraint that keeps its temperatures at $\lambda \ge 1$ and to 26 without its start at
-# the searched uniform value (lesson 12 tests both).
-#
-# That prompt does not fit a tiny character model: the needle and the question alone are about
-# 95 characters, three times our training length $L = 32$, and lesson 6's models were never
-# asked to fetch anything. Here we shrink the task until it fits, and train for it.
+# **The source**, as in lesson 9: Wang et al. (2024) score passkey retrieval, a needle in a
+# haystack of *text*; in their ablation (Table 4) head scaling's average passkey accuracy fell
+# from 81 to 53 without the constraint that keeps its temperatures at $\lambda \ge 1$ and to 26
+# without its start at the searched uniform value (lesson 10 tested both on random letters).
+# Lesson 6's models were never asked to fetch anything, so they first learn the task.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -34,39 +30,40 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import (
-    Recipe, RopeScaling, best_uniform_for_retrieval, length_rule, mean_loss, nope_rope_transformer,
-    retrieval_accuracy, retrieval_head_scaled, temperature,
+from minilm import Recipe, RopeScaling, at_lambda, length_rule, retrieval_accuracy
+from minilm.experiments import (
+    best_uniform_for_retrieval, nope_rope_models, nope_rope_transformer, retrieval_head_scaled,
+    retrieval_models, retrieval_recipe,
 )
+from minilm.scaling import mean_loss
 from minilm.data import RETRIEVAL_DIGITS, retrieval_batch
+from minilm.plots import course_style
+
+course_style()
 
 P = minilm.profile()
 corpus = minilm.default_corpus()
 tok = corpus.tokenizer
 L = P.nope_rope_len
-print(f"profile {P.name}: lesson 6's Transformers (d{P.d_model} x {P.nope_rope_layers} x {P.n_head} heads), "
+print(f"profile {P.name}: lesson 6's Transformers "
+      f"(d{P.d_model} x {P.nope_rope_layers} x {P.n_head} heads), "
       f"trained at L = {L}; seeds {P.seeds}")
 
 
 def transformer(pos, **extra):
-    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)   # lesson 6's config (minilm.experiments)
+    # lesson 6's config (minilm.experiments)
+    return nope_rope_transformer(P, tok.vocab_size, pos, **extra)
 
 
-text_models = minilm.nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos, seed): model}
+text_models = nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos, seed): model}
 
 # %% [markdown]
-# ## A retrieval task sized for a tiny model
+# ## Lesson 9's task, with text as the filler
 #
-# The needle is a marker and a 3-digit key, `@417`; the question is one character, `?`,
-# and the answer is the key again. The filler is a random window of the corpus. So a window
-# of $L = 32$ input characters holds 25 of filler and 7 of structure (`@`, the key, `?` and
-# the answer's first two digits; its last digit is only a target; `minilm.data.retrieval_batch`),
-# and the needle can sit at any depth: 0 puts it first, 1 right before the question. The loss
-# counts only the answer's digits.
-#
-# Exact match asks for all three digits under greedy decoding. With the true digits fed back,
-# greedy decoding writes the key exactly when the most likely next character is right at each
-# of the three answer positions, so one forward pass scores a prompt (`minilm.measure.exact_match`).
+# A window is lesson 9's, `filler + "@" + key + filler + "?" + key`, a 3-digit key and 32
+# input characters of which 25 are filler, but the filler is now a random window of the corpus
+# (`minilm.data.retrieval_batch`). Exact match is scored as in lesson 9, from one forward pass
+# (`minilm.measure.exact_match`).
 
 # %%
 D = RETRIEVAL_DIGITS
@@ -79,7 +76,7 @@ for row, target in zip(x, y):
 #
 # We take lesson 6's NoPE and RoPE models (2400 steps of text at $L$) and continue their
 # pretraining for 1000 steps at $L$ on a mixture: three batches in four are retrieval windows
-# (needle at a random depth), one in four is text (`minilm.retrieval_recipe`: learning rate
+# (needle at a random depth), one in four is text (`minilm.experiments.retrieval_recipe`: learning rate
 # 3e-3, batch 32). We settled on three digits and three batches in four after trial runs (not
 # part of this lesson) in which NoPE, with 4-digit keys and half the batches, learned retrieval
 # far more slowly than RoPE.
@@ -93,7 +90,7 @@ for row, target in zip(x, y):
 # more if lesson 6 has not run); run again, it loads them in seconds.
 
 # %%
-models = minilm.retrieval_models(P, corpus, progress=False)   # minilm.retrieval_recipe from text_models
+models = retrieval_models(P, corpus, progress=False)   # retrieval_recipe from text_models
 
 lengths = [L, 2 * L, 4 * L, 8 * L]
 depths = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -104,8 +101,10 @@ before = {key: retrieval_accuracy(model, corpus, [L], depths, trials=TRIALS).mea
           for key, model in text_models.items()}
 for key in models:
     pos, seed = key
-    print(f"{pos} seed {seed}: exact match at L {in_range[key]:.2f} (before the mixture {before[key]:.2f});  "
-          f"text loss at L {mean_loss(models[key], corpus, L):.3f} (before {mean_loss(text_models[key], corpus, L):.3f})")
+    print(f"{pos} seed {seed}: exact match at L {in_range[key]:.2f} "
+          f"(before the mixture {before[key]:.2f});  "
+          f"text loss at L {mean_loss(models[key], corpus, L):.3f} "
+          f"(before {mean_loss(text_models[key], corpus, L):.3f})")
 
 # %% [markdown]
 # After 1000 steps of the mixture both models retrieve in range: NoPE 0.90 and 0.93 (seeds 0
@@ -119,7 +118,8 @@ for key in models:
 # %%
 for key in models:
     assert in_range[key] > 0.75, (key, in_range[key])
-    assert before[key] < 0.75, key         # the control: text pretraining alone did not teach retrieval
+    # the control: text pretraining alone did not teach retrieval
+    assert before[key] < 0.75, key
 
 # %% [markdown]
 # ## Past the training length: every fix on one grid
@@ -128,37 +128,42 @@ for key in models:
 # - **NoPE, $\lambda = 1$**: the model as trained;
 # - **NoPE, best uniform $\lambda$**: at each length, the best of a grid of temperatures
 #   on a *separate* set of 150 prompts (another seed), then scored on the common prompts
-#   (`minilm.best_uniform_for_retrieval`);
+#   (`minilm.experiments.best_uniform_for_retrieval`);
 # - **NoPE, $1 + c \ln s$**: the paper's fitted rule, $c = 0.397$ (Wang et al. 2024);
 # - **NoPE, head scaling**: one temperature per layer and head, trained alone as in the
 #   paper's code (200 steps of 8 sequences at $4L$, learning rate 0.05, clamp at 1, start at the
 #   best uniform $\lambda$ for $4L$) on the model's own pretraining mixture at $4L$
-#   (`minilm.retrieval_head_scaled`);
+#   (`minilm.experiments.retrieval_head_scaled`);
 # - **RoPE zero-shot**, with **NTK-aware** and **YaRN** frequency scaling at each length's $s$;
 # - **RoPE PI and YaRN fine-tuned**: every weight trains at $4L$ with $s = 4$ on the same
 #   mixture, for the same budget as head scaling (200 steps of 8 sequences, learning rate 3e-4).
 
 # %%
 print(f"uniform lambdas searched: {minilm.experiments.RETRIEVAL_LAMBDAS}")
-best = {(seed, T): best_uniform_for_retrieval(models["nope", seed], corpus, T) for seed in P.seeds for T in lengths[1:]}
+best = {(seed, T): best_uniform_for_retrieval(models["nope", seed], corpus, T)
+        for seed in P.seeds for T in lengths[1:]}
 print("best uniform lambda for retrieval (search prompts): " + ";  ".join(
-    f"seed {seed}: " + ", ".join(f"{T // L}L {best[seed, T]}" for T in lengths[1:]) for seed in P.seeds))
+    f"seed {seed}: " + ", ".join(f"{T // L}L {best[seed, T]}" for T in lengths[1:])
+    for seed in P.seeds))
 
 target = 4 * L
-head_budget = dict(steps=200, batch_size=8)   # head scaling's, in retrieval_head_scaled; the fine-tunes get the same
+# head scaling's, in retrieval_head_scaled; the fine-tunes get the same
+head_budget = dict(steps=200, batch_size=8)
 rope_tuned = minilm.pretrained_many({
     (seed, kind): (transformer("rope", rope_scaling=RopeScaling(kind, 4.0, L)),
-                   Recipe(length=target, lr=3e-4, warmup=10, seed=seed, retrieval=0.75, **head_budget),
+                   Recipe(length=target, lr=3e-4, warmup=10, seed=seed, retrieval=0.75,
+                          **head_budget),
                    models["rope", seed])
     for seed in P.seeds for kind in ("pi", "yarn")}, progress=False)
 
 
 def grid_for(model, per_length=None):
-    """The length x depth exact-match grid, each length with its own settings (temperature, rope_scaling)."""
+    """The length x depth exact-match grid, each length with its own settings (temperature,
+    rope_scaling)."""
     rows = []
     for T in lengths:
         setting = dict((per_length or {}).get(T, {}))
-        with temperature(model, setting.pop("lam", None)):
+        with at_lambda(model, setting.pop("lam", None)):
             rows.append(retrieval_accuracy(model, corpus, [T], depths, trials=TRIALS, **setting)[0])
     return torch.stack(rows)
 
@@ -172,8 +177,10 @@ for seed in P.seeds:
     nope, rope = models["nope", seed], models["rope", seed]
     heads = retrieval_head_scaled(P, corpus, seed, start=best[seed, target])
     heat["NoPE", seed] = grid_for(nope)
-    heat["NoPE, best uniform lambda", seed] = grid_for(nope, {T: {"lam": best[seed, T]} for T in lengths[1:]})
-    heat["NoPE, 1 + 0.397 ln s", seed] = grid_for(nope, {T: {"lam": length_rule("nope_fit", T, L)} for T in lengths[1:]})
+    heat["NoPE, best uniform lambda", seed] = grid_for(
+        nope, {T: {"lam": best[seed, T]} for T in lengths[1:]})
+    heat["NoPE, 1 + 0.397 ln s", seed] = grid_for(
+        nope, {T: {"lam": length_rule("nope_fit", T, L)} for T in lengths[1:]})
     heat["NoPE, head scaling at 4L", seed] = grid_for(heads)
     heat["RoPE", seed] = grid_for(rope)
     heat["RoPE, NTK zero-shot", seed] = grid_for(rope, rope_setting("ntk"))
@@ -187,20 +194,23 @@ print(f"{'exact match, mean over depths (seeds ' + '/'.join(map(str, P.seeds)) +
 for label in methods:
     means = {seed: heat[label, seed].mean(1) for seed in P.seeds}
     print(f"{label:<34}" + "".join(
-        f"{sum(means[s][k] for s in P.seeds) / len(P.seeds):7.2f} ({'/'.join(f'{means[s][k]:.2f}' for s in P.seeds)})"
-        .rjust(17) for k in range(len(lengths))))
+        (f"{sum(means[s][k] for s in P.seeds) / len(P.seeds):7.2f} "
+         f"({'/'.join(f'{means[s][k]:.2f}' for s in P.seeds)})").rjust(17)
+        for k in range(len(lengths))))
 
 # %%
 seed = P.seeds[0]
-fig, axes = plt.subplots(3, 3, figsize=(11, 8.5), dpi=80, sharex=True, sharey=True)
+fig, axes = plt.subplots(3, 3, figsize=(11, 8.5), sharex=True, sharey=True)
 for ax, label in zip(axes.flat, methods):
-    image = ax.imshow(heat[label, seed].T, vmin=0, vmax=1, cmap="viridis", origin="lower", aspect="auto")
+    image = ax.imshow(heat[label, seed].T, vmin=0, vmax=1, cmap="viridis", origin="lower",
+                      aspect="auto")
+    ax.grid(False)
     for a in range(len(lengths)):
         for b in range(len(depths)):
             value = heat[label, seed][a, b].item()
             ax.text(a, b, f"{value:.2f}", ha="center", va="center", fontsize=8,
                     color="black" if value > 0.5 else "white")
-    ax.set_title(label, fontsize=10)
+    ax.set_title(label)
 axes[0, 0].set_xticks(range(len(lengths)), [f"{T // L}L" for T in lengths])
 axes[0, 0].set_yticks(range(len(depths)), [str(d) for d in depths])
 for ax in axes[-1]:
@@ -262,11 +272,11 @@ plt.show()
 #   (RoPE 1.00).
 # - NTK-aware scaling beats plain RoPE at $4L$. Control: at $L$ the two are the same model
 #   ($s = 1$), which fails the test by construction (not run as an assertion: it cannot fail).
-# - YaRN zero-shot is below plain RoPE at $2L$. Control: at $L$ they are the same model too.
+# - YaRN zero-shot beats plain RoPE at $4L$. Control: at $L$ they are the same model too.
 #
 # Head scaling's gain over $\lambda = 1$ at $8L$ (0.06 on seed 0, 0.21 on seed 1, printed
-# below) is read, not asserted: two seeds this far apart cannot say how large it is. Lesson 11
-# measures the temperature fixes, and lesson 12 head scaling, on five seeds of a task where the
+# below) is read, not asserted: two seeds this far apart cannot say how large it is. Lesson 9
+# measures the temperature fixes, and lesson 10 head scaling, on five seeds of a task where the
 # needle is the only thing to find.
 
 # %%
@@ -275,15 +285,17 @@ def mean_at(label, seed, T):
 
 
 for seed in P.seeds:
-    assert mean_at("NoPE", seed, L) < mean_at("RoPE", seed, L)          # the control: in range RoPE is ahead
+    # the control: in range RoPE is ahead
+    assert mean_at("NoPE", seed, L) < mean_at("RoPE", seed, L)
     for T in (4 * L, 8 * L):
         assert mean_at("NoPE", seed, T) > mean_at("RoPE", seed, T) + 0.05, (seed, T)
     assert mean_at("RoPE, NTK zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.05, seed
-    assert mean_at("RoPE, YaRN zero-shot", seed, 2 * L) < mean_at("RoPE", seed, 2 * L) - 0.05, seed
+    assert mean_at("RoPE, YaRN zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.05, seed
 
+heads_minus_nope = {s: mean_at("NoPE, head scaling at 4L", s, 8 * L) - mean_at("NoPE", s, 8 * L)
+                    for s in P.seeds}
 print("head scaling minus lambda = 1 at 8L (read, not asserted): "
-      + ", ".join(f"seed {s} {mean_at('NoPE, head scaling at 4L', s, 8 * L) - mean_at('NoPE', s, 8 * L):+.2f}"
-                  for s in P.seeds))
+      + ", ".join(f"seed {s} {v:+.2f}" for s, v in heads_minus_nope.items()))
 
 # %% [markdown]
 # ## Our numbers next to the paper's
@@ -332,7 +344,7 @@ print("head scaling minus lambda = 1 at 8L (read, not asserted): "
 #    <details><summary>Answer</summary>
 #
 #    Text loss at $sL$ rewards every position's next-character prediction, averaged over all of
-#    them, and late positions want sharper attention (lesson 10). Exact match rewards one thing:
+#    them, and late positions want sharper attention (lesson 12). Exact match rewards one thing:
 #    that the argmax of three digits at the end is right. A $\lambda$ that sharpens every head helps
 #    the rows that must find the needle but can also disturb the heads and rows that read the key
 #    out, and a threshold metric only moves when an argmax flips. The models differ too: these were
@@ -355,17 +367,16 @@ print("head scaling minus lambda = 1 at 8L (read, not asserted): "
 #
 #    </details>
 #
-# 4. Exercise 9 asks you to write exact match from one forward pass.
+# 4. Exercise 11 asks you to write exact match from one forward pass.
 #
 #    <details><summary>Answer</summary>
 #
-#    The solution (`solutions/09_retrieval.ipynb`) is one line: take the argmax of the logits at the
+#    The solution (`solutions/11_retrieval.ipynb`) is one line: take the argmax of the logits at the
 #    last three positions, compare it with the targets there, and require all three to match:
 #    `(logits[:, -3:].argmax(-1) == y[:, -3:]).all(-1)`. The last three positions are the ones whose
 #    targets are the key's digits (the `?` and the answer's first two digits).
 #
 #    </details>
 #
-# Next, lesson 10: why retrieval is lost (attention distraction), and the paper's fit, its rule
-# applied, and extension ratios measured with error bars. Lessons 11 and 12 then isolate the fix
-# on a task where distraction is the only failure left.
+# Next, lesson 12: why retrieval in text is lost (attention distraction), and the paper's fit, its
+# rule applied, and extension ratios measured with error bars.

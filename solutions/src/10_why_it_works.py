@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Exercise 12 — How much temperature holds the needle's share?
+# # Exercise 10 — How much temperature holds the needle's share?
 #
-# Lesson 12 found that Su's $\log_L n$ keeps the answer rows' attention on the needle nearly
+# Lesson 10 found that Su's $\log_L n$ keeps the answer rows' attention on the needle nearly
 # constant as the haystack grows. Here is the simplest model of why: a row whose logits depend
 # only on *what* a key is, not where it is (as in a NoPE model's first layer, or a head that
 # looks for the marker).
@@ -75,7 +75,7 @@ check_lambda_holding_share(lambda_holding_share)
 #   The needle's $k$ keys get $m/k$ each, the $n - k$ filler keys $(1 - m)/(n - k)$ each, so
 #   $H = -m \ln\frac{m}{k} - (1 - m)\ln\frac{1-m}{n-k}$, which grows only through
 #   $(1 - m)\ln(n - k)$. With $m = 0.6$, $k = 4$, $L = 32$: $H = 2.84$ nats at $n = L$ and 3.72 at
-#   $n = 8L$, a rise of $(1 - m)\ln\frac{252}{28} = 0.4 \ln 9 \approx 0.88$ nats. (Lesson 12's
+#   $n = 8L$, a rise of $(1 - m)\ln\frac{252}{28} = 0.4 \ln 9 \approx 0.88$ nats. (Lesson 10's
 #   retrieval heads rose 0.46 under $\log_L n$: their filler weight is not spread evenly.)
 #
 #   </details>

@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Exercise 10 — Reading attention, and the per-position fit
+# # Exercise 12 — Reading attention, and the per-position fit
 #
-# Lesson 10 measured how much of the question's attention lands on the needle, and fitted the
+# Lesson 12 measured how much of the question's attention lands on the needle, and fitted the
 # best temperature per position as the paper's code does. Write the two measurements.
 
 # %%
@@ -60,8 +60,8 @@ check_per_position_fit(per_position_fit)
 # %% [markdown]
 # ## Going further
 # - `needle_mass` counts the `@` as part of the needle. Does the mass on the digits alone tell
-#   a different story? (Try it on lesson 9's models: `minilm.retrieval_models(minilm.profile(),
-#   minilm.default_corpus())` returns them from the cache once lesson 9 has run.)
+#   a different story? (Try it on lesson 11's models: `minilm.experiments.retrieval_models(minilm.profile(),
+#   minilm.default_corpus())` returns them from the cache once lesson 11 has run.)
 #
 #   <details><summary>Answer</summary>
 #
@@ -70,6 +70,6 @@ check_per_position_fit(per_position_fit)
 #   needle was *found*, not that the key was *read*. Measure the mass on positions `needle + 1` to
 #   `needle + 3` beside the full mass. If the digit mass falls with length while the full mass
 #   holds, the head still finds the marker but reads less of the key, a failure the full mass hides;
-#   if the two move together, counting the `@` changed nothing and lesson 10's reading stands.
+#   if the two move together, counting the `@` changed nothing and lesson 12's reading stands.
 #
 #   </details>

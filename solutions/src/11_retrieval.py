@@ -1,7 +1,7 @@
 # %% [markdown]
-# # Exercise 9 — Scoring retrieval
+# # Exercise 11 — Scoring retrieval
 #
-# Lesson 9 scored retrieval by exact match from one forward pass. Write that measurement.
+# Lesson 11 scored retrieval by exact match from one forward pass. Write that measurement.
 
 # %%
 import torch
@@ -30,8 +30,8 @@ check_exact_match(exact_match)
 # %% [markdown]
 # ## Going further
 # - Change `exact_match` to score each digit separately. In the lesson's models, which digit
-#   is lost first past the training length? (They are lesson 9's: run it first, or
-#   `minilm.retrieval_models(minilm.profile(), minilm.default_corpus())` trains them, about 6
+#   is lost first past the training length? (They are lesson 11's: run it first, or
+#   `minilm.experiments.retrieval_models(minilm.profile(), minilm.default_corpus())` trains them, about 6
 #   minutes on 2 CPU cores with lesson 6's.)
 #
 #   <details><summary>Answer</summary>
