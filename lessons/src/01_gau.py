@@ -1,6 +1,10 @@
 # %% [markdown]
 # # Lesson 1 — The Gated Attention Unit, from scratch
 #
+# **Model and length.** Two small causal language models trained at $L = 64$ characters, two seeds
+# each: a GAU model (d64, 4 single-head GAU layers, $d_k = 64$) and a Transformer of about its size
+# (d64, 2 layers, 4 heads).
+#
 # **What you will learn**
 # - the equations of the Gated Attention Unit (GAU), the layer of FLASH (Hua et al., 2022),
 #   and how it folds attention and the feed-forward layer into one unit;
@@ -8,33 +12,25 @@
 # - how to check a from-scratch implementation against a library, number by number;
 # - how a GAU language model and a Transformer of about the same size learn on our corpus.
 #
-# **The claim.** FLASH showed two surprising things, which Su Jianlin's post (the first
-# source of this course) starts from: one attention head is enough when the layer is
-# gated, and the softmax can be replaced by a plain squared ReLU divided by the
-# sequence length,
+# **The claim.** FLASH found that one attention head is enough when the layer is gated, and that
+# the softmax can be replaced by a squared ReLU divided by the sequence length:
 #
 # $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right).$$
 #
-# That `1/n` is the seed of the whole first half of the course: a softmax divides each
-# row by its own sum, while `relu^2 / n` divides every row by the same number. Which
-# number should `n` be when the length changes? Lesson 2 asks; this lesson builds the unit.
+# A softmax divides each row by its own sum; this divides every row by the same $n$. Which $n$,
+# when the length changes, is the question of Su Jianlin's post (our first source) and lessons 2-4.
 
 # %% [markdown]
 # ## Setup
 #
-# Sizes come from one profile (`cpu` here, `gpu` on a CUDA machine) so the same notebook
-# runs on a laptop and on a GPU. Trained models are cached: the second run of this
-# notebook, and the lessons after it, load them instead of training again.
+# Sizes come from one profile (`cpu` here, `gpu` on a CUDA machine); trained models are cached.
 #
-# **Your numbers will differ a little from the ones stored here.** This notebook's outputs come
-# from one machine (2 CPU cores, PyTorch's AVX-512 kernels). PyTorch picks its vectorised CPU
-# kernels by instruction set, and a GPU or Apple's MPS has its own; they round differently, so
-# after a few hundred steps the same seed trains other weights. Expect other losses and
-# accuracies, usually in the second decimal, a single seed by more. A number quoted in the text
-# is this stored run's, an example. What a lesson *claims*, it asserts in a cell, on means over
-# seeds with margins wider than the spread between seeds and between machines: those claims
-# hold on your machine too (the course's tests rerun every lesson on other kernels). An
-# assertion that fails on your machine is a bug in the course.
+# **Your numbers will differ a little from the ones stored here.** This run comes from one machine
+# (2 CPU cores, PyTorch's AVX-512 kernels). Other CPUs, GPUs and Apple's MPS round differently, so
+# the same seed trains other weights: losses move in the second decimal, a single seed by more. What
+# a lesson *claims* it asserts, with margins wider than the spread between seeds and machines (the
+# tests rerun every lesson on other kernels): an assertion that fails on your machine is a bug in
+# the course.
 
 # %%
 import math
@@ -61,10 +57,9 @@ print(f"corpus {corpus.name}: {len(corpus.text):,} characters, "
 print(corpus.text[1000:1200])
 
 # %% [markdown]
-# Two numbers tell us what "learned something" means on this text. A **unigram** model
-# knows only how often each character occurs; a **bigram** model also knows which
-# character tends to follow which. Both are counted on the training split and scored on
-# the validation split, in nats per character (the same unit as the training loss).
+# Two baselines say what "learned something" means here: a **unigram** model knows how often each
+# character occurs, a **bigram** model also which follows which. Both are counted on the training
+# split and scored on the validation split, in nats per character.
 
 # %%
 baselines = ngram_baselines(corpus)
@@ -74,32 +69,24 @@ print(f"unigram {baselines['unigram']:.2f} nats, bigram {baselines['bigram']:.2f
 # %% [markdown]
 # ## The equations
 #
-# A Transformer layer has two sublayers: multi-head attention, then a feed-forward
-# network (FFN). FLASH starts from the *gated linear unit* form of the FFN,
-# $O = (U \odot V) W_o$, where $U$ and $V$ are two linear projections of the input, and
-# asks: what if $V$ were first mixed across positions by an attention matrix?
-#
-# For an input $X \in \mathbb{R}^{T \times d}$ (after LayerNorm):
+# A Transformer layer is attention, then a feed-forward network (FFN). FLASH starts from the
+# *gated* FFN, $O = (U \odot V) W_o$, and first mixes $V$ across positions with an attention
+# matrix. For an input $X \in \mathbb{R}^{T \times d}$ (after LayerNorm):
 #
 # $$U = \mathrm{silu}(X W_u),\quad V = \mathrm{silu}(X W_v) \qquad (T \times e,\ e = 2d)$$
 # $$Z = \mathrm{silu}(X W_z) \qquad (T \times d_k,\ d_k \text{ small: } 128 \text{ in FLASH, where it is called } s)$$
 # $$Q = \gamma_q \odot Z + \beta_q,\qquad K = \gamma_k \odot Z + \beta_k$$
 # $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\qquad O = (U \odot A V)\, W_o$$
 #
-# - **Shared `z`.** Queries and keys are one projection $Z$, with a cheap per-dimension
-#   scale $\gamma$ and offset $\beta$ each. That is nearly free in parameters.
-# - **Single head.** $A$ is one $T \times T$ matrix, not one per head. The gate $U$
-#   does the work that several heads did: each of the $e$ output channels decides,
-#   per position, how much of the attended value to let through.
-# - **No softmax.** The weights are $\mathrm{relu}^2$ of the scores, divided by $n$.
-#   Rows need not sum to 1; many entries are exactly 0.
-# - **RoPE** rotates $Q$ and $K$ by their positions before the product (FLASH uses it;
-#   lesson 3 looks at why it matters).
-# - In a causal language model, $A_{ij} = 0$ for $j > i$.
+# - **Shared $Z$:** queries and keys are one projection, each with a per-dimension scale $\gamma$
+#   and offset $\beta$.
+# - **One head:** the gate $U$ does what several heads did: each of the $e$ channels decides, per
+#   position, how much of the attended value to let through.
+# - **No softmax:** rows need not sum to 1, and many weights are exactly 0.
+# - **RoPE** rotates $Q$ and $K$ by position (lesson 3); a causal model sets $A_{ij} = 0$ for
+#   $j > i$.
 #
-# Because one GAU has roughly half the parameters of an attention + FFN layer, FLASH
-# stacks **two GAUs where a Transformer has one layer**. We count below. The whole unit, as
-# a picture (the symbols of the course are in `lessons/README.md`, "Notation"):
+# The unit as a picture (symbols: `lessons/README.md`, "Notation"):
 
 # %%
 draw_gau()
@@ -108,12 +95,10 @@ plt.show()
 # %% [markdown]
 # ## RoPE from scratch, with complex numbers
 #
-# RoPE treats each pair of dimensions $(x_{2i}, x_{2i+1})$ as a complex number and
-# multiplies it by $e^{\mathrm{i}\, t\, \theta_i}$ at position $t$, with
-# $\theta_i = 10000^{-2i/d_k}$. A rotation keeps lengths, and the product of a rotated
-# query at $m$ with a rotated key at $t$ only sees the angle $(m - t)\theta_i$: the score
-# depends on the *relative* position. `minilm` writes the same rotation with sines and
-# cosines; we check one against the other.
+# RoPE multiplies each pair of dimensions $(x_{2i}, x_{2i+1})$, read as a complex number, by
+# $e^{\mathrm{i}\, t\, \theta_i}$ at position $t$, with $\theta_i = 10000^{-2i/d_k}$. A query
+# rotated at $m$ times a key rotated at $t$ sees only the angle $(m - t)\theta_i$: the score depends
+# on the *relative* position. We compare with `minilm`'s sine-cosine version.
 
 # %%
 def rope_from_scratch(x, base=10000.0):
@@ -131,10 +116,8 @@ rope_ok = cmp("RoPE", rope_from_scratch(x), minilm.apply_rope(x, minilm.rope_ang
 # %% [markdown]
 # ## The GAU language model from scratch
 #
-# Now the whole model, written as the equations above, reading its weights from a
-# `minilm` model. The language model around the blocks is the usual one: a token
-# embedding, the blocks with a residual connection around each, a final LayerNorm,
-# and the embedding matrix reused as the output layer.
+# The whole model, written as the equations above with a `minilm` model's weights: embedding,
+# blocks with residuals, a final LayerNorm, and the embedding reused as the output layer.
 
 # %%
 def gau_block_from_scratch(x, block, n):
@@ -175,16 +158,15 @@ assert rope_ok and gau_ok, "the from-scratch GAU must match minilm's"
 # %% [markdown]
 # ## Counting parameters: two GAUs are about one Transformer layer
 #
-# Per layer, ignoring biases and LayerNorms (model width $d$, GAU with $e = 2d$ and query
-# width $d_k$; Transformer with an MLP of width $4d$):
+# Weights per layer, without biases and LayerNorms (Transformer MLP of width $4d$):
 #
 # | | weights |
 # |---|---|
 # | GAU | $W_u, W_v: 2de$, $W_z: d d_k$, $W_o: ed$, $\gamma, \beta: 4d_k$ $\;\Rightarrow\; 6d^2 + d d_k + 4d_k$ |
 # | Transformer | $W_q, W_k, W_v, W_o: 4d^2$, MLP: $8d^2$ $\;\Rightarrow\; 12 d^2$ |
 #
-# With $d_k = d$ a GAU has $7d^2$, so two of them ($14d^2$) are a little more than one
-# Transformer layer ($12d^2$). We build the two models this lesson trains and count.
+# With $d_k = d$ a GAU has about $7d^2$, so FLASH stacks two GAUs ($14d^2$) where a Transformer has
+# one layer ($12d^2$). We count in this lesson's two models.
 
 # %%
 # causal_gau and causal_transformer come from minilm.experiments: the GAU is shared with
@@ -211,12 +193,10 @@ assert 0.8 < ratio < 1.25, "the two models should be of about the same size"
 # %% [markdown]
 # ## Training both
 #
-# Same data, same optimiser (AdamW, warmup then cosine decay), same number of steps,
-# two seeds each. `minilm.pretrained_many` trains each model once and caches it (later
-# lessons load it from there); on a CPU the four train side by side, one per core.
+# Same data, optimiser and steps, two seeds each, trained once and cached.
 #
 # **Time:** with an empty cache the next cell takes about 80 seconds on 2 CPU cores; run again,
-# it loads the four models from the cache in seconds.
+# it loads the four models in seconds.
 
 # %%
 recipes = {seed: causal_recipe(P, seed) for seed in P.seeds}
@@ -251,8 +231,15 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Every run ends far below the bigram line: the models use more than the previous
-# character. We check that on the validation split, for every seed, with a margin.
+# Every run ends far below the bigram line (validation loss 1.47-1.54 nats against 2.32): the
+# models use much more than the previous character.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted: every model and seed ends more than 0.4 nats below the bigram loss (below 1.92 nats;
+# the stored run's worst is 1.537). The bigram model itself fails that bound.
+#
+# </details>
 
 # %%
 gap = [runs["GAU", s]["val"] - runs["Transformer", s]["val"] for s in P.seeds]
@@ -261,11 +248,16 @@ for (name, seed), run in runs.items():
     assert run["val"] < baselines["bigram"] - 0.4, (name, seed, run["val"])
 
 # %% [markdown]
-# FLASH's claim is that a single-head GAU is at least as good as a multi-head
-# Transformer of the same cost. In the CPU profile we measured the GAU ending lower on
-# both seeds, by about 0.06-0.07 nats, with 17% more parameters. The cell below asserts
-# the direction on every seed run: if a change to the library makes the GAU fall behind,
-# this lesson fails.
+# FLASH's claim is that a single-head GAU is at least as good as a multi-head Transformer of the
+# same cost. Here the GAU ends lower on both seeds, by 0.06-0.07 nats (with 17% more parameters).
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted: the GAU's validation loss is below the Transformer's on every seed (the direction,
+# with no margin; stored gaps -0.068 and -0.060 nats). If a change to the library makes the GAU
+# fall behind, this lesson fails.
+#
+# </details>
 
 # %%
 assert all(g < 0 for g in gap), gap
@@ -273,9 +265,8 @@ assert all(g < 0 for g in gap), gap
 # %% [markdown]
 # ## What do they write?
 #
-# Sampling one character at a time (temperature 0.8), with the model seeing at most the
-# training length of context. At this size the text is documentation-shaped nonsense:
-# real words, Python keywords, reST markup, little meaning.
+# Sampled at temperature 0.8, with at most $L$ characters of context. At this size the text is
+# documentation-shaped nonsense: real words, Python keywords, reST markup.
 
 # %%
 for name in ("GAU", "Transformer"):
@@ -286,12 +277,10 @@ for name in ("GAU", "Transformer"):
 # %% [markdown]
 # ## Why the scales start near 1
 #
-# FLASH initialises $\gamma_q, \gamma_k$ with a small standard deviation (0.02) around 0.
-# With $\mathrm{relu}^2$ that is a trap: $Q K^\top$ starts near 0, its square is nearer
-# still, so $A \approx 0$, the attention path passes almost no signal and almost no
-# gradient, and the model is stuck doing what a layer without attention can do.
-# `minilm` starts the scales at $1 \pm 0.1$. We retrain the GAU with FLASH's
-# initialisation (same everything else) and compare.
+# FLASH initialises $\gamma_q, \gamma_k$ near 0 (std 0.02). With $\mathrm{relu}^2$ that is a trap:
+# $Q K^\top$ starts near 0 and its square nearer still, so $A \approx 0$, the attention path
+# passes almost no signal or gradient, and the model is stuck without attention. `minilm` starts
+# at $1 \pm 0.1$; we retrain the GAU with FLASH's start.
 
 # %%
 def with_flash_scale_init(config, seed):
@@ -314,11 +303,17 @@ for seed, (model, _) in flash_models.items():
           f"scales ~ 1 +- 0.1: {runs['GAU', seed]['val']:.3f} nats")
 
 # %% [markdown]
-# On both seeds FLASH's initialisation ends far higher: 2.208 and 1.900 nats against 1.469 and
-# 1.472, gaps of 0.74 and 0.43. The gap itself differs by 0.31 between the two seeds, so the
-# margin we assert on every seed is the smaller gap less that difference, about 0.1: a margin a
-# third seed would have to fall far outside both of ours to fail. The control is the GAU with
-# scales near 1 itself (a gap of 0).
+# With FLASH's start the GAU ends far higher on both seeds: 2.208 and 1.900 nats against 1.469 and
+# 1.472.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed: FLASH's start ends more than 0.1 nats above the GAU with scales near 1.
+# The stored gaps are 0.74 and 0.43; the gap itself differs by 0.31 between the two seeds, so the
+# margin is the smaller gap less that difference, about 0.1: a third seed would have to fall far
+# outside both of ours to fail it. The control is the GAU with scales near 1 itself (a gap of 0).
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -329,26 +324,22 @@ for seed in P.seeds:
 #
 # | | FLASH / Su | here (tiny, char-level, 2 seeds) |
 # |---|---|---|
-# | single-head GAU vs multi-head Transformer, about the same size | GAU as good or better | GAU lower by 0.06-0.07 nats on both seeds (CPU profile; the GAU has 17% more parameters) |
+# | single-head GAU vs multi-head Transformer, about the same size | GAU as good or better | GAU lower by 0.06-0.07 nats on both seeds (with 17% more parameters) |
 # | relu²/n instead of softmax | "basically identical" (FLASH ablation) | lesson 4 measures it |
-# | scale initialisation | std 0.02 in FLASH | at this size std 0.02 trains much worse (assert above); scales near 1 train |
+# | scale initialisation | std 0.02 | std 0.02 trains much worse here |
 #
-# FLASH's models had hundreds of millions of parameters, word pieces and long training.
-# Ours have about a hundred thousand and a few hundred steps, so we claim only what we
-# measured: a tiny GAU learns this corpus at least as well as a tiny Transformer of
-# about its size, on the seeds we ran.
+# FLASH's models were thousands of times larger; we claim only what we measured, on our seeds.
 
 # %% [markdown]
 # ## Takeaways
 #
 # - A GAU is a gated feed-forward layer whose values are first mixed across positions by one
-#   attention matrix, $A = \mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$; our from-scratch version matched
-#   `minilm` to $4.5 \times 10^{-8}$.
-# - Two GAUs are about one Transformer layer in size (here the GAU model had 17% more parameters),
-#   and on this corpus the tiny GAU learned at least as well: 1.469 and 1.472 nats against 1.537 and
-#   1.532 for the Transformer in the stored run, lower on both seeds.
-# - relu² attention needs its query and key scales to start near 1: with FLASH's start (std 0.02)
-#   the GAU ended at 2.208 and 1.900 nats instead of about 1.47.
+#   attention matrix, $A = \mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$; our version matched `minilm` to
+#   $4.5 \times 10^{-8}$.
+# - Two GAUs are about one Transformer layer in size, and the tiny GAU learned at least as well:
+#   1.469 and 1.472 nats against 1.537 and 1.532 (with 17% more parameters).
+# - relu² needs its query and key scales to start near 1: with FLASH's std 0.02 the GAU ended at
+#   2.208 and 1.900 nats instead of about 1.47.
 #
 # ## Check your understanding
 #
@@ -382,7 +373,7 @@ for seed in P.seeds:
 #    <details><summary>Answer</summary>
 #
 #    Because relu² weights are not normalised: a row's weights add up to whatever the scores give.
-#    Without a divisor, $\sum_j \mathrm{relu}^2(s_{ij})$ grows with the number of keys the row sees
+#    Without a divisor, $\sum_j \mathrm{relu}^2(S_{ij})$ grows with the number of keys the row sees
 #    (about like $T$ if far keys keep some weight), so $AV$ would grow with $T$ and the next layer
 #    would get inputs whose size depends on the length. Dividing by $n$ keeps $AV$ at a fixed size;
 #    *which* $n$ is the question of lessons 2 and 3.
@@ -397,9 +388,9 @@ for seed in P.seeds:
 #    $\beta$ starts at 0 and $z$ has entries of order 1, so $q_c \approx 0.02\,z_c$ and
 #    $k_c \approx 0.02\,z_c$. A score sums $d_k$ products of size about $0.02^2 = 4 \times 10^{-4}$:
 #    at most about
-#    $d_k \cdot 4 \times 10^{-4}/\sqrt{d_k} = 4 \times 10^{-4}\sqrt{d_k} \approx 3 \times 10^{-3}$ for
-#    $d_k = 64$, and its relu² about $10^{-5}$ (then divided by $n$). So $A \approx 0$: the attention
-#    path carries almost nothing, and its gradient is tiny too (the derivative of
+#    $d_k \cdot 4 \times 10^{-4}/\sqrt{d_k} = 4 \times 10^{-4}\sqrt{d_k} \approx 3 \times 10^{-3}$
+#    for $d_k = 64$, and its relu² about $10^{-5}$ (then divided by $n$). So $A \approx 0$: the
+#    attention path carries almost nothing, and its gradient is tiny too (the derivative of
 #    $\mathrm{relu}^2(x)$ is $2x \approx 0$). The model learns as if it had no attention until the
 #    scales grow, which takes many steps.
 #
@@ -409,9 +400,9 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    A GAU: $6d^2 + ds + 4s = 6 \cdot 589{,}824 + 98{,}304 + 512 = 3{,}637{,}760$ weights. A
+#    A GAU: $6d^2 + d\,d_k + 4d_k = 6 \cdot 589{,}824 + 98{,}304 + 512 = 3{,}637{,}760$ weights. A
 #    Transformer layer: $12d^2 = 7{,}077{,}888$. Two GAUs have $7{,}275{,}520$, 2.8% more than one
-#    Transformer layer; one Transformer layer is 1.95 GAUs. (At this size $ds$ is small next to
+#    Transformer layer; one Transformer layer is 1.95 GAUs. (At this size $d\,d_k$ is small next to
 #    $6d^2$, so the ratio is close to $12/6 = 2$.)
 #
 #    </details>

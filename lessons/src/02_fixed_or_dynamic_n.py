@@ -1,6 +1,10 @@
 # %% [markdown]
 # # Lesson 2 — Fixed n or dynamic n?
 #
+# **Model and length.** Part A: lesson 1's causal relu² GAU (d64, 4 layers), trained at $L = 64$.
+# Part B: a bidirectional relu² GAU masked LM (d64, 2 layers), trained at $L_{mlm} = 128$. Two
+# seeds each.
+#
 # **What you will learn**
 # - what Su Jianlin found when he moved a pretrained GAU to shorter sequences, and why
 #   it is surprising;
@@ -15,11 +19,9 @@
 #
 # $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{QK^\top}{\sqrt{d_k}}\right).$$
 #
-# Pretraining packs samples to one length (512 in the post), so $n$ is a constant in
-# pretraining. When fine-tuning on shorter samples, should $n$ become the sample length,
-# or stay 512? Intuition says "follow the length". Su found the opposite: **keeping n fixed
-# at the pretraining value was clearly better after fine-tuning.** Lesson 3 explains why;
-# here we measure whether a tiny model agrees.
+# Pretraining packs samples to one length (512 in the post), so $n$ is a constant there.
+# Fine-tuning on shorter samples, should $n$ follow the length or stay 512? Su found **fixed $n$
+# clearly better after fine-tuning.** Lesson 3 explains why; here we test it.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -46,9 +48,8 @@ print(f"profile {P.name}: seeds {P.seeds}; causal models trained at {P.train_len
 # %% [markdown]
 # ## Part A — the causal model of lesson 1
 #
-# We reuse the relu² GAU language model of lesson 1 (same config and recipe, so the cache
-# returns it), trained at length $L$ with $n = L$ fixed. We evaluate it at shorter
-# lengths under three choices of the divisor, with the same weights:
+# Lesson 1's GAU (the cache returns it), trained with $n = L$, evaluated at shorter lengths with
+# three divisors and the same weights:
 #
 # | `n=` | row $i$ is divided by | at the training length |
 # |---|---|---|
@@ -92,15 +93,13 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# With n fixed, shorter sequences cost a little (less context: 1.46-1.47 nats at $L$,
-# 1.67 at $L/8$) and nothing breaks. With n = length the loss explodes as T shrinks;
-# n = row is wrong even at the training length, because rows were never divided by their
-# own key count.
+# With $n$ fixed, shorter sequences cost a little (less context: 1.67 nats at $L/8$, 1.46-1.47 at
+# $L$). With $n$ = length the loss climbs as $T$ shrinks (2.70-2.97 at $L/8$); $n$ = row is wrong
+# even at $L$ (1.97-2.08): rows were never divided by their own key count.
 #
-# **Why fixed n transfers, by construction.** In a causal model, position $i$ sees keys
-# $1..i$ only. A sequence of length $T < L$ is exactly the first $T$ positions of a
-# length-$L$ sequence, and with $n$ fixed every row computes exactly what it computed in
-# training. The logits of the short sequence *are* the first $T$ logits of the long one:
+# **Why fixed $n$ transfers, by construction.** In a causal model row $i$ sees keys $0..i$ only, so
+# a sequence of length $T < L$ is the first $T$ positions of a length-$L$ one, and with $n$ fixed
+# its logits *are* the first $T$ logits of the long one:
 
 # %%
 model = causal_models[P.seeds[0]]
@@ -113,17 +112,19 @@ with torch.no_grad():
                         model(x)[:, :T])
 
 # %% [markdown]
-# With $n$ = length, the short sequence divides by $T$ instead of $L$: every attention
-# weight is $L/T$ times larger than anything the model saw in training ($\times 4$ at
-# $T = L/4$), the attention output grows by the same factor, and the layers after it
-# receive inputs from outside their training range.
+# With $n$ = length, the short sequence divides by $T$ instead of $L$: every attention weight is
+# $L/T$ times larger than in training ($\times 4$ at $T = L/4$), and so is the attention output,
+# which the layers after it have never seen.
 #
-# We assert what we measured, on every seed: n = length is worse than n fixed by more
-# than 0.5 nats at $L/8$ and $L/4$ (we measured 0.8-1.3), and n = row is worse at $L$ by
-# more than 0.3 (we measured 0.5-0.6). Each check has a control that fails it: at $T = L$,
-# n = length divides by the same $L$ as n fixed, so its gap there is exactly 0. The prefix
-# identity is a *demonstration*, not evidence: it holds by the construction above, and
-# n = length is the control it rejects.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed: $n$ = length is worse than $n$ fixed by more than 0.5 nats at $L/8$ and
+# $L/4$ (measured 0.8-1.3), and $n$ = row is worse at $L$ by more than 0.3 (measured 0.5-0.6). Each
+# check has a control that fails it: at $T = L$, $n$ = length divides by the same $L$ as $n$ fixed,
+# so its gap there is exactly 0. The prefix identity is a *demonstration*, not evidence: it holds
+# by the construction above, and $n$ = length is the control it rejects.
+#
+# </details>
 
 # %%
 # a demonstration of the construction; n = length is its control
@@ -135,21 +136,17 @@ for seed in P.seeds:
     assert causal[seed, "n = row"][L] > causal[seed, "n fixed"][L] + 0.3, seed
 
 # %% [markdown]
-# So in a causal model, the question is settled before we ask it: fixed n is right by
-# construction, and fine-tuning at the short length could only teach n = length to undo
-# its $L/T$ error. **Su's experiments are bidirectional** (masked-language-model
-# pretraining, then fine-tuning), and there a short sequence is *not* a prefix of a
-# training sequence: every position sees every key, so a shorter sample means fewer
-# terms in every row. That is where the claim must be tested.
+# **Su's experiments are bidirectional** (masked-LM pretraining, then fine-tuning): every position
+# sees every key, so a shorter sample is *not* a prefix of a training one, and every row loses
+# terms. That is where the claim must be tested.
 #
 # ## Part B — a bidirectional masked LM, Su's setting
 #
-# A GAU masked language model: 15% of the characters are hidden (BERT-style), the model
-# sees both sides and predicts them. Pretrained at length $L_{mlm}$ with $n = L_{mlm}$.
+# 15% of the characters are hidden (BERT-style), and the GAU sees both sides to predict them.
+# Pretrained at $L_{mlm}$ with $n = L_{mlm}$.
 #
-# **Time:** with an empty cache the next cell pretrains two masked LMs, about 100 seconds on 2
-# CPU cores (lessons 3 and 4 reuse them); run again, it loads them in seconds. (The cells above
-# loaded lesson 1's models, which take about 80 seconds to train if lesson 1 has not run.)
+# **Time:** with an empty cache, about 100 seconds on 2 CPU cores (plus 80 for lesson 1's models
+# above if lesson 1 has not run); run again, it loads them in seconds.
 
 # %%
 L_mlm = P.mlm_len
@@ -196,10 +193,9 @@ plt.show()
 # %% [markdown]
 # ### Fine-tuning at the short length
 #
-# Su's claim is about fine-tuning: the model gets to adapt to the new length. We
-# fine-tune every pretrained model at $T_{ft} = L_{mlm}/4$, once keeping $n = L_{mlm}$ and
-# once with $n = T_{ft}$, for a small and a larger budget (learning rate $3 \times 10^{-4}$,
-# same batches for both), and measure on the same validation batches.
+# Su's claim is about fine-tuning: we fine-tune each model at $T_{ft} = L_{mlm}/4 = 32$ with
+# $n = L_{mlm}$ and with $n = T_{ft}$, for 50 and 300 steps (learning rate $3 \times 10^{-4}$, same
+# batches), and score on the same validation batches.
 
 # %%
 T_ft = L_mlm // 4
@@ -242,18 +238,26 @@ axes[0].legend(loc="upper left", ncol=2)
 plt.show()
 
 # %% [markdown]
-# ### What we measured, asserted on every seed
+# ### What we measured
 #
-# - **Zero-shot**, fixed n is far ahead: more than 5 accuracy points at $T_{ft}$ (we
-#   measured 11-16). Control: at $T = L_{mlm}$ the two choices are the same computation
-#   (the right end of the zero-shot plot), a gap of 0.
-# - After the **small** budget, fixed n is still ahead in loss by more than 0.02 nats (we
-#   measured 0.05-0.08).
-# - After the **larger** budget the gap is inside that 0.02-nat band. Fixed n was still
-#   lower on both seeds, by 0.006-0.008 nats, but a gap that small is below what two
-#   fine-tuning runs can resolve, so we assert the bound $|\text{gap}| < 0.02$, not its sign.
-#   The two budgets are each other's control: the small one fails the bound, and the
-#   large one fails the "more than 0.02 nats" check.
+# Zero-shot, fixed $n$ is far ahead: 57.9 and 57.8% accuracy at $T = 32$ against 42.0 and 47.0%.
+# After 50 fine-tuning steps it is still ahead, by 0.05-0.08 nats; after 300 steps the two tie.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed:
+# - **Zero-shot**, fixed $n$ ahead by more than 5 accuracy points at $T_{ft}$ (measured 11-16).
+#   Control: at $T = L_{mlm}$ the two choices are the same computation (the right end of the
+#   zero-shot plot), a gap of 0.
+# - After **50 steps**, fixed $n$ ahead in loss by more than 0.02 nats (measured 0.05-0.08).
+# - After **300 steps**, the gap inside that 0.02-nat band. Fixed $n$ was still lower on both
+#   seeds, by 0.006-0.008 nats, but a gap that small is below what two fine-tuning runs can
+#   resolve, so we assert the bound $|\text{gap}| < 0.02$, not its sign.
+#
+# The two budgets are each other's control: the small one fails the bound, and the large one
+# fails the "more than 0.02 nats" check.
+#
+# </details>
 
 # %%
 small, large = budgets
@@ -272,35 +276,29 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Our numbers next to Su's
 #
-# | | Su (GAU base, pretrained at 512, fine-tuned on downstream tasks) | here (tiny char-level GAU MLM, CPU profile, 2 seeds) |
+# | | Su (GAU base, pretrained at 512, fine-tuned downstream) | here (tiny GAU MLM, 2 seeds) |
 # |---|---|---|
-# | zero-shot at a shorter length | (not reported) | fixed n far ahead (see the table above: 11-16 points at $L_{mlm}/4$) |
-# | after fine-tuning, small budget | fixed n "significantly better" | fixed n ahead, by 0.05-0.08 nats and 0.7-2.1 accuracy points |
-# | after fine-tuning, larger budget | fixed n "significantly better" | a tie: within 0.02 nats |
-# | mixed-length pretraining | fixes it (lesson 4) | lesson 4 |
+# | zero-shot, shorter length | (not reported) | fixed $n$ ahead by 11-16 points at $L_{mlm}/4$ |
+# | fine-tuned, small budget | fixed $n$ "significantly better" | fixed $n$ ahead by 0.05-0.08 nats, 0.7-2.1 points |
+# | fine-tuned, larger budget | fixed $n$ "significantly better" | a tie (within 0.02 nats) |
+# | mixed-length pretraining | fixes it | lesson 4 |
 #
-# **Where we agree:** in Su's setting, n = length is a worse starting point than n fixed,
-# by a lot, and a short fine-tuning does not erase that. After the larger budget fixed n
-# was still lower on both seeds, but by under 0.01 nats, too little for two seeds to call:
-# a tie. **Where we differ:** the size. With a
-# few hundred fine-tuning steps our tiny model re-learns the scale of its attention and
-# the difference shrinks to a sliver, far from "significantly better". Reasons it may persist at Su's scale: a model pretrained
-# for a long time at one length has many layers tuned to the size of $A V$; downstream
-# fine-tuning runs are short relative to pretraining; the ratio was 512 to short
-# sentences, a bigger jump than our 4x. Our finding is about *budget*: fixed n is the
-# better choice whenever fine-tuning is short or absent.
+# **We agree** that $n$ = length is a much worse start, which a short fine-tuning does not erase.
+# **We differ** in size: in a few hundred steps our tiny model re-learns the scale of its attention.
+# At Su's scale the gap may persist: long pretraining tunes many layers to the size of $AV$,
+# fine-tuning is short next to it, and 512 to short sentences is a bigger jump than our 4x. Our
+# finding is about *budget*: fixed $n$ wins when fine-tuning is short or absent.
 
 # %% [markdown]
 # ## Takeaways
 #
-# - In a causal model, keeping $n$ fixed is right by construction: a short sequence is a prefix of a
-#   training sequence, so its logits are exactly the first $T$ of the long run (difference 0.0).
-#   With $n$ = length every weight is $L/T$ times too large (2.97 and 2.70 nats at $L/8$ against
-#   1.67 in the stored run).
-# - In Su's bidirectional setting, fixed $n$ is far ahead zero-shot (at $T = 32$: 57.9 and 57.8% MLM
-#   accuracy against 42.0 and 47.0%) and still ahead after 50 fine-tuning steps, by 0.05-0.08 nats.
-# - After 300 steps the two tie (within 0.01 nats): fixed $n$ is the better choice when fine-tuning
-#   is short or absent; given more steps, a tiny model re-learns the scale of its attention.
+# - In a causal model, fixed $n$ is right by construction: a short sequence's logits are exactly the
+#   first $T$ of a long one's (difference 0.0). With $n$ = length every weight is $L/T$ times too
+#   large (2.97 and 2.70 nats at $L/8$ against 1.67).
+# - In Su's bidirectional setting, fixed $n$ is far ahead zero-shot (57.9 and 57.8% MLM accuracy at
+#   $T = 32$, against 42.0 and 47.0%) and still ahead after 50 fine-tuning steps, by 0.05-0.08 nats.
+# - After 300 steps the two tie (within 0.01 nats): fixed $n$ wins when fine-tuning is short or
+#   absent; given more steps, a tiny model re-learns the scale of its attention.
 #
 # ## Check your understanding
 #
@@ -309,7 +307,7 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    Row $i$ of a causal model sees keys $1..i$ only, and with $n$ fixed divides by the same $L$ as
+#    Row $i$ of a causal model sees keys $0..i$ only, and with $n$ fixed divides by the same $L$ as
 #    in training. A length-$T$ sequence is the first $T$ positions of a length-$L$ one, so each row
 #    has the same keys, the same scores and the same divisor, and computes the same output (the cell
 #    printed a maximum difference of 0.0). In a bidirectional model it would not be: every row sees

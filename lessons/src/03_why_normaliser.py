@@ -1,6 +1,10 @@
 # %% [markdown]
 # # Lesson 3 — Why: the normaliser is O(k), not O(n)
 #
+# **Model and length.** Bidirectional GAU masked LMs, relu² (lesson 2's) and softmax (d64, 2
+# layers, trained at $L_{mlm} = 128$, two seeds each), and lesson 1's causal Transformer (d64, 2
+# layers, 4 heads, trained at $L = 64$).
+#
 # **What you will learn**
 # - what the softmax normaliser $Z_i$ is, and the one question that decides lesson 2:
 #   how does $Z_i$ grow with the number of keys $n$?
@@ -12,13 +16,12 @@
 #
 # **The argument** (Su, 2022). Softmax attention is
 #
-# $$a_{ij} = \frac{1}{Z_i} e^{S_{ij}},\qquad Z_i = \sum_{j=1}^{n} e^{S_{ij}},\qquad S_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}}.$$
+# $$a_{ij} = \frac{1}{Z_i} e^{S_{ij}},\qquad Z_i = \sum_{j} e^{S_{ij}},\qquad S_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}},$$
 #
-# If $Z_i$ grew like $n$, replacing it by $n$ (what relu²$/n$ does with $n$ = length) would
-# be harmless. But trained attention is *sparse and local*: beyond some distance $k$ the
-# terms $e^{S_{ij}}$ are nearly 0, so $Z_i = O(k)$, independent of $n$. Then the right
-# stand-in for $Z_i$ is a constant, which is what "keep n fixed" is. The same holds for
-# $\sum_j \mathrm{relu}^2(S_{ij})$, where relu even sets terms to exactly 0.
+# over the $n$ keys row $i$ sees. If $Z_i$ grew like $n$, dividing by $n$ (relu²$/n$, $n$ = length)
+# would be harmless. But trained attention is *sparse and local*: past some distance $k$ the terms
+# are nearly 0, so $Z_i = O(k)$, independent of $n$, and the right stand-in for $Z_i$ is a constant:
+# "keep $n$ fixed". Likewise for $\sum_j \mathrm{relu}^2(S_{ij})$, where relu even zeroes terms.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -45,12 +48,10 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs trained at {L_mlm}")
 # %% [markdown]
 # ## Two bidirectional GAUs: softmax and relu²
 #
-# In a bidirectional model every query sees all $T$ keys, so $n = T$ for every row and we
-# can vary $n$ simply by feeding shorter sequences. We use lesson 2's relu² masked LM
-# (n fixed at $L_{mlm}$) and train the same GAU with softmax instead (lesson 4 uses it too).
+# In a bidirectional model every query sees all $T$ keys, so shorter sequences vary $n$.
 #
-# **Time:** with an empty cache the next cell takes about 100 seconds on 2 CPU cores (it trains
-# the softmax GAU; the relu² one comes from lesson 2's cache); run again, it loads both in seconds.
+# **Time:** with an empty cache about 100 seconds on 2 CPU cores (it trains the softmax GAU); run
+# again, seconds.
 
 # %%
 configs = {"softmax": masked_lm_gau(P, tok.vocab_size, "softmax"),
@@ -64,15 +65,13 @@ untrained = LM(configs["softmax"]).eval()
 # %% [markdown]
 # ## Measuring $Z_i$ and the effective number of keys
 #
-# For each model and each length $T \in \{L/8, L/4, L/2, L\}$ we take 32 validation
-# sequences and compute, per layer:
-# - $\log Z_i$ averaged over rows (softmax: $\log\sum_j e^{S_{ij}}$; relu²: $\log \sum_j \mathrm{relu}^2(S_{ij})$);
-# - the attention entropy $H_i = -\sum_j a_{ij}\log a_{ij}$ and $e^{H_i}$, the number of keys
-#   a row would cover if it spread its weight evenly over them ($e^{H} = n$ for uniform attention).
+# For each model and length $T \in \{16, 32, 64, 128\}$, on 32 validation sequences, per layer:
+# - $\log Z_i$ averaged over rows (for relu², $Z_i = \sum_j \mathrm{relu}^2(S_{ij})$);
+# - $e^{H_i}$, the number of keys a row would cover if it spread its weight evenly ($= n$ for
+#   uniform attention).
 #
-# Then we fit a power law $y \approx c\, n^b$ and report the exponent $b$: $b = 1$ means
-# $O(n)$, $b = 0$ means $O(1)$. (Softmax is unchanged by adding a constant to a row's
-# scores, so the *level* of $Z_i$ means little; its *growth* with $n$ is the point.)
+# We fit $y \approx C\, n^b$: $b = 1$ means $O(n)$, $b = 0$ means $O(1)$. (A constant added to a
+# row's scores moves $Z_i$ but not softmax: only the *growth* of $Z_i$ matters.)
 
 # %%
 lengths = [L_mlm // 8, L_mlm // 4, L_mlm // 2, L_mlm]
@@ -125,17 +124,19 @@ axes[0].set(yticks=[1, 2, 4, 8], yticklabels=["1", "2", "4", "8"])
 plt.show()
 
 # %% [markdown]
-# The trained models sit near the flat line, far from $O(n)$: going from $n = L/8$ to
-# $n = L$ (8x more keys), $Z_i$ grows by about 10-40% ($8^b$ for the exponents above) and the effective number
-# of keys stays at a handful. The untrained model is the opposite: its attention is
-# nearly uniform, $e^{H} \approx n$ and $Z_i \propto n$. **Sparsity is learned**, and it is
-# what makes a constant the right normaliser.
+# Trained models stay near the flat line: with 8x more keys, $Z_i$ grows by only 10-40% and a
+# query still uses 3-12 keys. The untrained model is the opposite: nearly uniform, $e^{H} \approx n$
+# and $Z_i \propto n$. **Sparsity is learned**, and it makes a constant the right normaliser.
 #
-# Asserted below on every trained model, seed and layer: $Z$ exponent below 0.3 and
-# effective-key exponent below 0.5 (we measured 0.05-0.17 and 0.03-0.37 in the CPU
-# profile; the two seeds of a layer differ by at most 0.08), and under $L/8$ effective keys
-# at $n = L$ (we measured 3-12). The control is the untrained model, which fails all three
-# (exponents 0.9-1.0, about $n$ keys); we assert that too, so the check can be seen to bite.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every trained model, seed and layer: $Z$ exponent below 0.3 and effective-key exponent
+# below 0.5 (measured 0.05-0.17 and 0.03-0.37; the two seeds of a layer differ by at most 0.08), and
+# fewer than $L_{mlm}/8 = 16$ effective keys at $n = L_{mlm}$ (measured 3.0-11.9). The control is
+# the untrained model, which fails all three (exponents 0.93-1.01, about $n$ keys); we assert that
+# too, so the check can be seen to bite.
+#
+# </details>
 
 # %%
 for (name, seed, layer), (bz, bk) in exponents.items():
@@ -149,9 +150,8 @@ for (name, seed, layer), (bz, bk) in exponents.items():
 # %% [markdown]
 # ## Back to lesson 2, in numbers
 #
-# The relu² model was trained dividing by $n = L$. What it *would* need to divide by at a
-# shorter length, to keep its rows the size they had in training, changes by
-# $Z(T)/Z(L)$. "n = length" changes the divisor by $T/L$ instead:
+# At a shorter $T$, keeping the relu² model's rows their training size needs its divisor
+# ($L_{mlm}$ in training) to change by $Z(T)/Z(L_{mlm})$; "n = length" changes it by $T/L_{mlm}$:
 
 # %%
 T_ft = L_mlm // 4
@@ -162,14 +162,13 @@ for seed in P.seeds:
           f"n = length uses {T_ft / L_mlm:.2f}")
 
 # %% [markdown]
-# The true normaliser shrinks by 7-22% when the sequence is 4x shorter; n = length
-# shrinks the divisor by 75%, so every weight grows 3-4x too large. Fixed n is off by
-# 7-22%; n = length is off by a factor of 3-4. That is lesson 2's zero-shot result.
+# At 4x shorter, the true normaliser shrinks by 7-22%; $n$ = length shrinks the divisor by 75%,
+# so every weight comes out 3-4x too large: lesson 2's zero-shot result.
 #
 # ## What trained attention looks like
 #
-# The causal Transformer of lesson 1 (softmax, RoPE, trained at length 64) on a piece of
-# validation text: each row is a query, each column a key, darker is more weight.
+# Lesson 1's causal Transformer on validation text: rows are queries, columns keys, darker is
+# more weight.
 
 # %%
 # lesson 1's model
@@ -194,9 +193,8 @@ plt.show()
 print(repr(text))
 
 # %% [markdown]
-# Most rows put nearly all their weight on a few keys: the diagonal (the current
-# character), a few characters back, or one earlier anchor. Here is how many keys a query
-# uses as the number it *could* use grows, in every head of this model:
+# Most rows weigh only a few keys: the current character, a few back, or an earlier anchor. Per
+# head, against the keys a query *could* use:
 
 # %%
 x = eval_batches(corpus, task="causal", length=P.train_len, batch_size=32, n_batches=1,
@@ -216,9 +214,15 @@ print(f"effective keys at n = {P.train_len}: {causal_keys[..., -1].mean():.1f} "
       f"on average over heads")
 
 # %% [markdown]
-# Asserted: fewer than $L/8$ effective keys at $n = L$, on average over heads. The control
-# is the same architecture untrained (nearly uniform attention, close to all $L$ keys),
-# which must fail that bound by a wide margin:
+# On average over heads a query uses 3.8 effective keys of 64; the same model untrained, 61.5.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted: fewer than $L/8 = 8$ effective keys at $n = L$, on average over heads (measured 3.8).
+# The control is the same architecture untrained (nearly uniform attention: 61.5 effective keys of
+# 64), which must exceed $L/2$, failing the bound by a wide margin.
+#
+# </details>
 
 # %%
 torch.manual_seed(0)
@@ -232,19 +236,18 @@ assert untrained_keys[..., -1].mean() > P.train_len / 2   # the control
 # %% [markdown]
 # ## RoPE's long-range decay
 #
-# Part of the locality comes from RoPE itself. The RoPE paper (RoFormer, Su et al. 2021,
-# section 3.4.3) reads the query and the key as $d/2$ complex numbers,
-# $\tilde q_i = q_{2i} + \mathrm{i}\, q_{2i+1}$ and $\tilde k_i = k_{2i} + \mathrm{i}\, k_{2i+1}$.
-# For a query at position $m$ and a key at $m - r$, RoPE turns pair $i$ of both by its
-# frequency $\theta_i = 10000^{-2i/d}$, and the score becomes
-# $\mathrm{Re}\sum_i h_i e^{\mathrm{i} r\theta_i}$ with $h_i = \tilde q_i\, \overline{\tilde k_i}$: the
-# content enters only through $h_i$, the distance only through the phases. Summation by
-# parts (with $h_{d/2} = 0$) bounds it:
+# Part of the locality comes from RoPE itself. RoFormer (Su et al. 2021, section 3.4.3) reads query
+# and key as $d_k/2$ complex numbers $\tilde q_i = q_{2i} + \mathrm{i}\, q_{2i+1}$ (and $\tilde k_i$
+# alike). For a key $r$ positions back, the score is
+# $\mathrm{Re}\sum_i h_i e^{\mathrm{i} r\theta_i}$ with $h_i = \tilde q_i\, \overline{\tilde k_i}$
+# and $\theta_i = 10000^{-2i/d_k}$: content enters only through $h_i$, distance only through the
+# phases. Summation by parts ($h_{d_k/2} = 0$) bounds it:
 #
-# $$\Big|\sum_{i=0}^{d/2-1} h_i e^{\mathrm{i} r \theta_i}\Big| \le \Big(\max_i |h_{i+1} - h_i|\Big) \sum_{j=1}^{d/2} |S_j(r)|,\qquad S_j(r) = \sum_{i=0}^{j-1} e^{\mathrm{i} r\theta_i}.$$
+# $$\Big|\sum_{i=0}^{d_k/2-1} h_i e^{\mathrm{i} r \theta_i}\Big| \le \Big(\max_i |h_{i+1} - h_i|\Big) \sum_{j=1}^{d_k/2} |S_j(r)|,\qquad S_j(r) = \sum_{i=0}^{j-1} e^{\mathrm{i} r\theta_i}.$$
 #
-# The factor $\frac{1}{d/2}\sum_j |S_j(r)|$ depends only on the distance $r$, and it
-# decays: the rotations at different frequencies fall out of phase and cancel.
+# The factor $\frac{1}{d_k/2}\sum_j |S_j(r)|$ (sums of phases, not scores) depends only on $r$, and
+# decays: rotations at different frequencies fall out of phase and cancel. (The plot's "d" is
+# $d_k$.)
 
 # %%
 def rope_decay_bound(distances, dim, base=10000.0):
@@ -271,11 +274,17 @@ print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "
       f"r = {L_mlm}: {flat[L_mlm]:.1f}")
 
 # %% [markdown]
-# The check below is a **demonstration** of the formula, not a measurement: the bound is
-# exact arithmetic, with nothing trained and nothing random. What makes it decay is the
-# spread of frequencies: with a single frequency (`base = 1`, printed above) the phases
-# never fall out of step, the factor stays at its value at $r = 0$, and the same check
-# would fail.
+# At $d_k = 64$ the factor falls from 16.5 at $r = 0$ to 4.7 at $r = 128$.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted: the factor at $r = 128$ is below 0.3 of its value at $r = 0$ (4.7 against 16.5), and
+# lower at $r = 16$ (7.6) than at 0. This is a **demonstration** of the formula, not a measurement:
+# the bound is exact arithmetic, with nothing trained and nothing random. With a single frequency
+# (`base = 1`, printed above) the phases never fall out of step, the factor stays at its value at
+# $r = 0$, and the same check would fail.
+#
+# </details>
 
 # %%
 # a demonstration; fails for base = 1
@@ -284,29 +293,27 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 # %% [markdown]
 # ## Our numbers next to the source's
 #
-# | | Su (2022) | here (CPU profile, 2 seeds) |
+# | | Su (2022) | here (2 seeds) |
 # |---|---|---|
-# | how $Z_i$ grows with $n$ | "closer to $O(k)$ than $O(n)$" (argued, not measured) | exponent 0.05-0.17 (softmax and relu² GAUs, every layer) |
-# | trained attention | sparse, local (visualisations in the literature) | 3-12 effective keys out of 128; maps above |
-# | untrained attention | — | uniform: exponent near 1 (the contrast that makes the point) |
-# | RoPE | has long-range decay (derived in RoFormer, Su et al. 2021) | the bound factor ($d = 64$) falls from 16.5 at $r = 0$ to 4.7 at $r = 128$ (exact arithmetic) |
+# | how $Z_i$ grows with $n$ | "closer to $O(k)$ than $O(n)$" (argued) | exponent 0.05-0.17 |
+# | trained attention | sparse, local | 3-12 effective keys out of 128 |
+# | untrained attention | — | uniform: exponent near 1 |
+# | RoPE | long-range decay (RoFormer, Su et al. 2021) | bound factor 16.5 at $r = 0$, 4.7 at $r = 128$ |
 #
-# Su states the growth of $Z_i$ as an argument; here it is a measurement, on small models
-# and short lengths. Longer contexts (lesson 5) strain it: with many more keys, even small
-# weights on far keys add up, which is why extrapolation needs more than interpolation.
+# Su argues it; we measure it, at short lengths. Far longer contexts (lesson 5) strain it: small
+# weights on many far keys add up.
 
 # %% [markdown]
 # ## Takeaways
 #
-# - Trained attention is sparse and local: a query uses a handful of keys (3-12 effective keys out
-#   of 128 in the masked GAUs, 3.8 out of 64 on average in the causal Transformer), so the
-#   normaliser $Z_i$ hardly grows with $n$ (a growth exponent of 0.05-0.17, where $O(n)$ would be
-#   1).
-# - That sparsity is learned: an untrained model spreads its attention evenly (exponents 0.93-1.01,
-#   about $n$ effective keys), the one case where $n$ = length would be the right divisor.
-# - So a constant is the right stand-in for $Z_i$: at $T = L/4$ the true normaliser shrank by 7-22%
-#   in the stored run, where $n$ = length shrinks the divisor by 75%. RoPE's long-range decay (the
-#   bound falls from 16.5 at distance 0 to 4.7 at 128) helps keep attention local.
+# - Trained attention is sparse and local: a query uses a handful of keys (3-12 of 128 in the masked
+#   GAUs, 3.8 of 64 on average in the causal Transformer), so $Z_i$ hardly grows with $n$ (exponent
+#   0.05-0.17, where $O(n)$ would be 1).
+# - That sparsity is learned: an untrained model spreads attention evenly (exponents 0.93-1.01),
+#   the one case where $n$ = length would be the right divisor.
+# - So a constant is the right stand-in for $Z_i$ (at 4x shorter, $Z_i$ shrank by 7-22%; $n$ =
+#   length cuts the divisor by 75%), and RoPE's long-range decay (16.5 at distance 0, 4.7 at 128)
+#   helps keep attention local.
 #
 # ## Check your understanding
 #
@@ -315,12 +322,12 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #
 #    <details><summary>Answer</summary>
 #
-#    $e^{S_{ij} + c} = e^{c} e^{S_{ij}}$: the numerator and $Z_i$ both get the factor $e^{c}$, which
-#    cancels, so every $a_{ij}$ is unchanged. A model can therefore put $Z_i$ at any level (the
-#    constant shifts $\log Z_i$ by $c$), and the level tells us nothing. The growth does: comparing
-#    $Z_i$ at two lengths for the same row, $Z_i(n)/Z_i(n')$, the constant cancels, and what is left
-#    says how much weight the added keys take. That is why the lesson fits the exponent $b$ of
-#    $Z \approx c\,n^b$ and not its level.
+#    $e^{S_{ij} + \delta} = e^{\delta} e^{S_{ij}}$: the numerator and $Z_i$ both get the factor
+#    $e^{\delta}$, which cancels, so every $a_{ij}$ is unchanged. A model can therefore put $Z_i$ at
+#    any level (the constant shifts $\log Z_i$ by $\delta$), and the level tells us nothing. The
+#    growth does: comparing $Z_i$ at two lengths for the same row, $Z_i(n)/Z_i(n')$, the constant
+#    cancels, and what is left says how much weight the added keys take. That is why the lesson fits
+#    the exponent $b$ of $Z \approx C\,n^b$ and not its level.
 #
 #    </details>
 #
@@ -338,17 +345,18 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #    </details>
 #
 # 3. Effective keys grow with exponent 0.2-0.3 in the first layer. If that continued, how
-#    many keys would a query use at $n = 8L$? Would the normaliser stay roughly constant?
+#    many keys would a query use at $n = 8L_{mlm}$? Would the normaliser stay roughly constant?
 #
 #    <details><summary>Answer</summary>
 #
-#    Effective keys grow like $8^b$ from $L$ to $8L$. For the softmax GAU, seed 0, layer 0 (7.3 keys
-#    at $n = 128$, exponent 0.21): $7.3 \cdot 8^{0.21} \approx 7.3 \cdot 1.55 \approx 11$ keys; at
-#    an exponent of 0.3 from 9.6 keys (relu², seed 0, layer 0): $9.6 \cdot 1.87 \approx 18$. Either
-#    way a tiny share of 1024 keys. The $Z$ exponents (0.05-0.17) give $8^{0.05} \approx 1.11$ to
-#    $8^{0.17} \approx 1.42$: $Z_i$ would grow by 11-42% for 8 times more keys, roughly constant.
-#    But this extrapolates a fit made up to $L$; past the training length the model meets distances
-#    and positions it never saw (lesson 5), and the fit need not hold.
+#    Effective keys grow like $8^b$ from $L_{mlm}$ to $8L_{mlm}$. For the softmax GAU, seed 0, layer
+#    0 (7.3 keys at $n = 128$, exponent 0.21):
+#    $7.3 \cdot 8^{0.21} \approx 7.3 \cdot 1.55 \approx 11$ keys; at an exponent of 0.3 from 9.6
+#    keys (relu², seed 0, layer 0): $9.6 \cdot 1.87 \approx 18$. Either way a tiny share of 1024
+#    keys. The $Z$ exponents (0.05-0.17) give $8^{0.05} \approx 1.11$ to $8^{0.17} \approx 1.42$:
+#    $Z_i$ would grow by 11-42% for 8 times more keys, roughly constant. But this extrapolates a fit
+#    made up to $L_{mlm}$; past the training length the model meets distances and positions it never
+#    saw (lesson 5), and the fit need not hold.
 #
 #    </details>
 #

@@ -1,6 +1,9 @@
 # %% [markdown]
 # # Lesson 4 — The three fixes, and softmax
 #
+# **Model and length.** Bidirectional GAU masked LMs (d64, 2 layers), one per fix, two seeds each,
+# trained at $L = 128$ (lessons 2-3's $L_{mlm}$; the mixed-length one at 16 to 128).
+#
 # **What you will learn**
 # - Su's three ways to make a relu² GAU transfer across lengths, and why each works;
 # - how they compare on one table and one plot, in the setting where the problem shows
@@ -17,9 +20,9 @@
 # 3. **Normalise by the row sum**, like softmax does:
 #    $a_{ij} = \mathrm{relu}^2(S_{ij}) / \sum_{j'} \mathrm{relu}^2(S_{ij'})$.
 #
-# and (4) **use softmax**, which divides by its own row sum $Z_i$ already. Su's verdict:
-# all work, but fix 1 is not adaptive, fix 2 needs a special data pipeline, fix 3 is softmax
-# with extra steps, so "attention and softmax are a better match".
+# and (4) **use softmax**, which divides by its own row sum $Z_i$ already. Su's verdict: all
+# work, but fix 1 is not adaptive, fix 2 needs a special data pipeline, fix 3 is softmax with
+# extra steps, so "attention and softmax are a better match".
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -48,14 +51,13 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} "
 # %% [markdown]
 # ## Four models, one recipe
 #
-# The same bidirectional GAU masked LM, the same batch size and the same number of
-# training *tokens*, two seeds each. Fix 1 is lesson 2's model and softmax is lesson 3's
-# (the cache returns them). The mixed-length model draws each batch's length from
-# $\{L/8, L/4, L/2, L\}$, and its $n$ is always the length of the batch; its batches are
-# shorter on average, so it takes more steps to see as many tokens as the others.
+# The same GAU, batch size and number of training *tokens* for all, two seeds each; fix 1 and
+# softmax come from lessons 2 and 3. The mixed-length model draws each batch's length from
+# $\{L/8, L/4, L/2, L\}$, with $n$ the batch's length; its batches are shorter on average, so it
+# takes more steps for as many tokens.
 #
 # **Time:** with an empty cache the next cell takes about 4 minutes on 2 CPU cores (four
-# models; lessons 2-3's come from the cache); run again, it loads them in seconds.
+# models); run again, it loads them in seconds.
 
 # %%
 def gau(norm, n=None):
@@ -87,13 +89,13 @@ trained = minilm.pretrained_many({(label, seed): (config, make_recipe(seed))
 models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
-# "No fix" is the fixed-n model evaluated with $n$ = sample length: the failure of
-# lesson 2, kept as the reference that the fixes must beat.
+# "No fix" is the fixed-$n$ model evaluated with $n$ = sample length: lesson 2's failure, the
+# reference the fixes must beat.
 #
 # ## One table, one plot: MLM accuracy across lengths, zero-shot
 #
-# Every model is evaluated on the same validation batches at $L/8$ to $2L$. Up to $L$ is
-# *interpolation* (shorter than training), $2L$ is *extrapolation* (lesson 5's subject).
+# Every model on the same validation batches at $L/8$ to $2L$: up to $L$ is *interpolation*,
+# $2L$ *extrapolation* (lesson 5's subject).
 
 # %%
 eval_lengths = [L // 8, L // 4, L // 2, L, 2 * L]
@@ -135,8 +137,8 @@ plt.show()
 # %% [markdown]
 # ## Pretraining quality at the training length
 #
-# A fix that transfers well but learns worse would be no bargain. FLASH's ablation (Hua et al. 2022) found
-# softmax about equal to relu² at the training length. Our loss at $L$:
+# A fix that transfers well but learns worse would be no bargain. FLASH's ablation (Hua et al.
+# 2022) found softmax about equal to relu² at the training length. Our loss at $L$:
 
 # %%
 at_L = {}
@@ -149,8 +151,8 @@ for label in list(variants)[1:]:
 # %% [markdown]
 # ## What each fix costs
 #
-# Time for one training step at the training length (forward, backward, AdamW; median of
-# a few steps, this machine), and what each asks of you:
+# Time for one training step at $L$ (forward, backward, AdamW; median of a few steps, this
+# machine):
 
 # %%
 x, y = eval_batches(corpus, task="mlm", length=L, batch_size=P.batch_size, n_batches=1)[0]
@@ -162,44 +164,57 @@ for label in list(variants)[1:]:
     print(f"{label:<30} {1000 * costs[label]:6.1f} ms/step")
 
 # %% [markdown]
-# At this size the four cost about the same per step: the printed times are within about a
-# third of each other (the attention matrix is small next to the projections), and on a shared
-# machine they move by as much from one run to the next, so one timing is not precise enough to
-# rank them. What differs is what each fix asks:
+# At this size the four cost about the same, 29.8 to 41.2 ms a step in the stored run (the
+# attention matrix is small next to the projections). Timings move with the machine's load; fixes
+# 1 and 2, the same computation, differ by 3 ms: one run cannot rank them. What differs is what
+# each fix asks:
 #
 # | fix | what it asks |
 # |---|---|
-# | 1. n fixed | nothing at run time; but $n$ is tied to the pretraining length for good, and every later use must know it |
-# | 2. mixed lengths | a data pipeline that varies lengths; fewer long sequences per token, so less long-range training |
-# | 3. relu² / row sum | one extra sum per row, the same structure as softmax; and no temperature can change it (lesson 5) |
-# | 4. softmax | nothing: it normalises itself, and fused kernels (PyTorch's `scaled_dot_product_attention`) compute it without storing $A$ |
+# | 1. n fixed | nothing at run time, but $n$ is tied to the pretraining length for good |
+# | 2. mixed lengths | a data pipeline that varies lengths; fewer long sequences per token |
+# | 3. relu² / row sum | one extra sum per row, softmax's structure; no temperature can change it (lesson 5) |
+# | 4. softmax | nothing: it normalises itself, and fused kernels (`scaled_dot_product_attention`) skip storing $A$ |
 #
-# ## What we measured, asserted on every seed
+# ## What we measured
 #
+# - **Every fix works in interpolation:** at $L/8$ and $L/4$ each beats "no fix" by 9.5-28
+#   accuracy points.
+# - **Softmax costs nothing at $L$:** 1.43 against 1.46 nats for relu² with $n$ fixed (means of
+#   two seeds), FLASH's "basically identical".
+# - **Past $L$, a row's own sum is best:** at $2L$ the two row-normalised variants (fixes 3 and 4),
+#   averaged, keep 8.4-12.6 points more accuracy than $n$ fixed.
+# - **Mixed lengths match fixed $n$:** with the same tokens, within 2 points at every length up
+#   to $L$.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed:
 # - Every fix beats "no fix" by more than 3 accuracy points at $L/8$ and $L/4$. We measured
 #   9.5-28 points, but the gap varies a lot between seeds (softmax at $L/4$: 19.6 on seed 0,
 #   9.5 on seed 1), so the margin sits well below the smallest. Control: at $L$, "no fix"
 #   *is* fix 1 (the same model with the same $n$), a gap of 0.
-# - At the training length, softmax and relu² (n fixed) are about equal (FLASH's finding),
-#   asserted as a bound: their means over seeds differ by less than 0.25 nats (measured 0.03).
-#   Two seeds cannot resolve less: the two softmax seeds alone differ by 0.14, so the mean of
-#   two other seeds could move by about that much. Control: "no fix" against n fixed at $L/4$
-#   (lesson 2: 0.65-0.95 nats apart) fails the same bound.
-# - Past the training length ($2L$), the two fixes that normalise each row by its own sum
-#   (3 and 4) keep more accuracy than n fixed: on average over the two, by more than 3
-#   points (we measured 8.4 and 12.6; softmax alone 11.6-14.4, row sum alone 5.2-10.8).
-#   Control: "no fix", which at $2L$ is *below* n fixed (by 2.5-2.6 points).
-# - With the same training tokens, mixed-length pretraining is within 5 points of n fixed at
-#   every length up to $L$ (we measured at most 2.0; that gap differs by up to 1.9 between
-#   seeds, and each accuracy has an evaluation error of about one point, see below: the bound is
-#   the three added, rounded up). Control: "no fix", 16-24 points from n fixed at $L/8$.
+# - At the training length, softmax and relu² ($n$ fixed) are about equal, asserted as a bound:
+#   their means over seeds differ by less than 0.25 nats (measured 0.03). Two seeds cannot
+#   resolve less: the two softmax seeds alone differ by 0.14, so the mean of two other seeds
+#   could move by about that much. Control: "no fix" against $n$ fixed at $L/4$ (lesson 2:
+#   0.65-0.95 nats apart) fails the same bound.
+# - At $2L$, fixes 3 and 4, on average over the two, keep more than 3 points more accuracy than
+#   $n$ fixed (measured 8.4 and 12.6; softmax alone 11.6-14.4, row sum alone 5.2-10.8). Control:
+#   "no fix", which at $2L$ is *below* $n$ fixed (by 2.5-2.6 points).
+# - With the same training tokens, mixed-length pretraining is within 5 points of $n$ fixed at
+#   every length up to $L$ (measured at most 2.0; that gap differs by up to 1.9 between seeds,
+#   and each accuracy has an evaluation error of about one point, see below: the bound is the
+#   three added, rounded up). Control: "no fix", 16-24 points from $n$ fixed at $L/8$.
 #
 # Read, not asserted: relu² normalised by its row sum has the lowest loss at $L$ of all four on
-# both of these seeds, but ahead of the runner-up by only 0.07 and 0.04 nats, less than the
-# 0.14 by which two seeds of one variant differ: "the best of the four" is not a claim two seeds
-# support. Its *accuracy* lead over the other relu² variants is weaker still: 3-5 points on
-# seed 0 up to $L$ (9.8 at $2L$), but only 0.4-0.7 on seed 1 at every length, inside the
-# evaluation error of about one point (8 batches, about 5,000 masked characters per length).
+# both seeds, but ahead of the runner-up by only 0.07 and 0.04 nats, less than the 0.14 by which
+# two seeds of one variant differ: "the best of the four" is not a claim two seeds support. Its
+# *accuracy* lead over the other relu² variants is weaker still: 3-5 points on seed 0 up to $L$
+# (9.8 at $2L$), but only 0.4-0.7 on seed 1 at every length, inside the evaluation error of about
+# one point (8 batches, about 5,000 masked characters per length).
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -221,21 +236,18 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Our numbers next to the source's
 #
-# | | Su / FLASH | here (CPU profile, 2 seeds) |
+# | | Su / FLASH | here (2 seeds) |
 # |---|---|---|
-# | fixed n, mixed lengths, row normalisation | each "works" (Su) | each beats "no fix" by 9.5-28 accuracy points at $L/8$ and $L/4$ |
-# | mixed-length pretraining | "results improved significantly" (Su; over single-length, n = length) | with the same tokens, within 2 points of n fixed at every length up to $L$ |
-# | softmax vs relu² at the training length | "basically identical" (FLASH ablation, Hua et al. 2022) | 1.43 vs 1.46 nats (means of 2 seeds); the two softmax seeds alone differ by 0.14 |
-# | relu² / row sum | "works", but "bulky" (Su) | the lowest loss at $L$ on both seeds (by less than the seeds' spread: read, not asserted); the most accurate relu² variant on seed 0 (by 3-5 points up to $L$, 9.8 at $2L$), level with the others on seed 1 (0.4-0.7 ahead) |
-# | extrapolation ($2L$) | needs more (Su; lesson 5) | every variant loses accuracy past $L$; softmax keeps the most (55-60% at $2L$, n fixed 43-45%) |
+# | fixed n, mixed lengths, row normalisation | each "works" (Su) | each beats "no fix" by 9.5-28 points at $L/8$ and $L/4$ |
+# | mixed-length pretraining | "results improved significantly" (Su; over single-length, n = length) | same tokens: within 2 points of $n$ fixed up to $L$ |
+# | softmax vs relu² at $L$ | "basically identical" (FLASH ablation, Hua et al. 2022) | 1.43 vs 1.46 nats (means of 2 seeds) |
+# | relu² / row sum | "works", but "bulky" (Su) | lowest loss at $L$ on both seeds, by less than the seeds' spread |
+# | extrapolation ($2L$) | needs more (Su; lesson 5) | every variant loses accuracy; softmax keeps the most (55-60%, $n$ fixed 43-45%) |
 #
-# Two things here go beyond the post. First, normalising by the row sum was not only a
-# fix: it had the lowest loss at $L$ of all four on both of these seeds (by less than the
-# seeds' spread, so not asserted); Su's objection to it is elegance, not accuracy. Second, at
-# $2L$ the variants whose normaliser *adapts to the row* hold up
-# better than a fixed $n$: a constant that is right for the keys seen in training is
-# too small when there are twice as many keys to spread weight over. Lesson 5 takes up
-# how to go longer.
+# Two things go beyond the post. The row sum was not only a fix: it had the lowest loss at $L$ on
+# both seeds, so Su's objection to it is elegance, not accuracy. And at $2L$ a normaliser that
+# *adapts to the row* beats a fixed $n$, which is too small for twice the keys seen in training.
+# Lesson 5 goes longer.
 
 # %% [markdown]
 # ## Takeaways
@@ -269,12 +281,14 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    For every score, $\mathrm{relu}(2s)^2 = 4\,\mathrm{relu}(s)^2$ (negative scores stay 0). So
+#    For every score $x$, $\mathrm{relu}(2x)^2 = 4\,\mathrm{relu}(x)^2$ (negative scores stay 0). So
 #    $a_{ij} = 4\,\mathrm{relu}^2(S_{ij}) / \sum_{j'} 4\,\mathrm{relu}^2(S_{ij'})$ and the 4
-#    cancels; the same holds for any factor $\lambda > 0$, with $\lambda^2$. So no temperature can
-#    sharpen (or soften) this attention: the entropy-invariant factor of lesson 5 and the
-#    temperatures of lessons 7-12 have no effect on it. To sharpen it you would have to change the
-#    function (say, a higher power) or the scores themselves.
+#    cancels; the same holds for any logit multiplier $\lambda > 0$, with $\lambda^2$. ($\lambda$
+#    *multiplies* the logits: an inverse temperature, since the usual temperature divides them; the
+#    NoPE paper calls $\lambda$ a temperature.) So no temperature can sharpen (or soften) this
+#    attention: the entropy-invariant factor of lesson 5 and the temperatures of lessons 7-12 have
+#    no effect on it. To sharpen it you would have to change the function (say, a higher power) or
+#    the scores themselves.
 #
 #    </details>
 #
@@ -298,8 +312,8 @@ for seed in P.seeds:
 #    to each row at every length, and held up best past $L$ here (softmax 55-60% at $2L$). Fix 2
 #    also works if you control pretraining. Exactly one length: the length problem never arises, so
 #    any variant works; relu² with $n$ fixed at that length is the simplest, and softmax costs
-#    nothing either (about equal loss at $L$). At this size the timings (51-68 ms a step in the
-#    stored run) cannot rank them.
+#    nothing either (about equal loss at $L$). At this size the timings (29.8-41.2 ms a step in the
+#    stored run, moving with the machine's load) cannot rank them.
 #
 #    </details>
 #

@@ -1,27 +1,27 @@
 # %% [markdown]
 # # Lesson 5 — Extrapolation and entropy invariance
 #
-# **What you will learn**
-# - why attention spreads out (its entropy grows) when a model reads sequences longer than
-#   it was trained on;
-# - how to derive a correction, the factor $\log n / \log L$ on the logits, from "keep the
-#   entropy constant";
-# - how much it helps a tiny masked LM, next to Su's own small test;
-# - why relu² attention cannot take such a temperature at all (positive homogeneity), and
-#   softmax can;
-# - why, in a simplified model of attention that can be solved exactly (Chen et al., ICLR 2026),
-#   the scale must grow like $\log n$, simulated in seconds, and where a trained model differs.
+# **Model and length.** RoPE Transformers (d64, 2 layers, 4 heads) trained at $L = 64$: a
+# bidirectional masked LM and lesson 1's causal LM, two seeds each; the optional half trains
+# nothing.
 #
-# **The claim** (Su, 2022, building on his 2021 post "Looking at Attention Scale Operations
-# from Entropy Invariance", kexue.fm/archives/8823). For going *longer*
-# than training (extrapolation), use
+# **What you will learn**
+# - why attention spreads out (its entropy grows) on sequences longer than the training length;
+# - how "keep the entropy constant" gives a correction, the factor $\log n / \log L$ on the logits;
+# - how much it helps a tiny masked LM, next to Su's own small test;
+# - why relu² attention cannot take such a temperature (positive homogeneity), and softmax can;
+# - why, in an exactly solvable model of attention (Chen et al., ICLR 2026), the scale must grow
+#   like $\log n$, and where a trained model differs.
+#
+# **The claim** (Su, 2022, building on his 2021 post "Looking at Attention Scale Operations from
+# Entropy Invariance", kexue.fm/archives/8823). For going *longer* than training (extrapolation),
+# use
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{\log_L n}{\sqrt{d_k}}\, Q K^\top\right) V,$$
 #
-# with $L$ the training length (512 in the post): at $n = L$ it is ordinary attention; for
-# $n > L$ the logits are sharpened just enough to keep each row's entropy where training
-# left it. In `minilm` this is `logn_base=L`, applied row by row with $n_i$ = the number of
-# keys row $i$ sees.
+# with $L$ the training length (512 in the post): at $n = L$ it is ordinary attention; for $n > L$
+# the logits are sharpened just enough to keep each row's entropy where training left it. In
+# `minilm`: `logn_base=L`, applied row by row with $n_i$ the number of keys row $i$ sees.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -51,32 +51,32 @@ print(f"profile {P.name}: seeds {P.seeds}, trained at L = {L}, {P.mlm_steps} mas
 # %% [markdown]
 # ## Deriving the factor
 #
-# Take one row of softmax attention with a temperature $\lambda$ on its scores $s_j$:
-# $a_j = e^{\lambda s_j}/Z$, $Z = \sum_{j=1}^n e^{\lambda s_j}$. Its entropy is
+# Multiply the logits of one softmax row by $\lambda$, **the logit multiplier**: it *multiplies* the
+# logits, so it is an inverse temperature (a usual temperature divides them; the NoPE paper of
+# lesson 6 calls $\lambda$ a temperature), and $\lambda > 1$ sharpens. With the row's logits $S_j$
+# ($S_{ij}$ for a fixed $i$), $a_j = e^{\lambda S_j}/Z$, $Z = \sum_{j=1}^n e^{\lambda S_j}$, and the
+# row's entropy is
 #
-# $$H = -\sum_j a_j \log a_j = \log Z - \lambda \sum_j a_j s_j .$$
+# $$H = -\sum_j a_j \log a_j = \log Z - \lambda \sum_j a_j S_j .$$
 #
-# Treat the keys as a sample: $Z \approx n\,\mathbb{E}[e^{\lambda s}]$ and $\sum_j a_j s_j$ is
-# a weighted mean that does not depend on $n$ to first order. Then
+# Treat the keys as a sample: $Z \approx n\,\mathbb{E}[e^{\lambda S}]$, and the weighted mean
+# $\sum_j a_j S_j$ does not depend on $n$ to first order. Then
 #
-# $$H \approx \log n + \log \mathbb{E}[e^{\lambda s}] - \lambda\, \mathbb{E}_a[s].$$
+# $$H \approx \log n + \log \mathbb{E}[e^{\lambda S}] - \lambda\, \mathbb{E}_a[S].$$
 #
-# The $\log n$ term makes entropy grow with length. For a row whose scores are dominated
-# by its largest ones, the last two terms behave like $-\lambda\, c$ for some $c > 0$
-# (sharper means lower entropy, in proportion to $\lambda$). Keeping $H$ constant as $n$
-# grows then needs $\lambda c \approx \log n + \text{const}$, i.e. $\lambda \propto \log n$.
-# Fixing the constant so that $\lambda = 1$ at the training length $L$ gives
+# The $\log n$ term makes entropy grow with length. In a row dominated by its largest scores the
+# last two terms behave like $-\lambda \Delta$ for some $\Delta > 0$. Holding $H$ then needs
+# $\lambda \Delta \approx \log n + \text{const}$, so $\lambda \propto \log n$, and with $\lambda =
+# 1$ at the training length $L$:
 #
 # $$\lambda(n) = \frac{\log n}{\log L} = \log_L n .$$
 #
-# It is a rule of thumb, not an identity, and the step "the last two terms behave like
-# $-\lambda c$" is where it is one. How they depend on $\lambda$ is set by the distribution of
-# the scores. For Gaussian scores with variance $\sigma^2$, for instance,
-# $\log \mathbb{E}[e^{\lambda s}] - \lambda\,\mathbb{E}_a[s] = -\lambda^2\sigma^2/2$ exactly (the weights
-# $a$ tilt the mean to $\lambda\sigma^2$), and holding $H$ would need $\lambda \propto \sqrt{\log n}$
-# instead. Su's $\log_L n$ is the simple choice that is 1 at $L$ and grows with $n$; the
-# experiment below checks how well it holds the entropy in a trained model.
-# (The section "Why $\log n$" near the end solves a simplified model in which the $\log n$ is exact.)
+# That step is a rule of thumb: how the two terms depend on $\lambda$ is set by the distribution of
+# the scores. For Gaussian scores of variance $\sigma^2$ they are exactly $-\lambda^2\sigma^2/2$
+# (the weights tilt the mean to $\lambda\sigma^2$), and holding $H$ would need $\lambda \propto
+# \sqrt{\log n}$. Su's $\log_L n$ is the simple choice that is 1 at $L$ and grows with $n$; below we
+# check how well it holds a trained model's entropy (the optional section solves a model where $\log
+# n$ is exact).
 
 # %%
 print("the factor log(n)/log(L) at a few lengths, L =", L)
@@ -86,16 +86,13 @@ print({n: round(float(logn_factor(n, L, causal=False)[0]), 3)
 # %% [markdown]
 # ## Su's small test, in miniature
 #
-# In his 2021 post on entropy invariance (kexue.fm/archives/8823; the 2022 post only
-# refers to it), Su trained RoFormer-small (a RoPE Transformer) as a masked LM at $n = 64$
-# and measured MLM accuracy at 64 to 1024 with and without the factor; his table is
-# printed below. We do the same with a tiny
-# bidirectional RoPE Transformer masked LM, trained at $L$, and apply $\log_L n$ **only at
-# evaluation** (at a single training length the factor is exactly 1 during training, so
-# "trained with log n" is the same model).
+# In his 2021 post, Su trained RoFormer-small (a RoPE Transformer) as a masked LM at $n = 64$ and
+# measured MLM accuracy from 64 to 1024 with and without the factor (his table is printed below). We
+# do the same with a tiny bidirectional RoPE masked LM trained at $L$, and apply $\log_L n$ **only
+# at evaluation**: at a single training length the factor is exactly 1 in training, so "trained with
+# log n" is the same model.
 #
-# **Time:** with an empty cache the next cell takes about 75 seconds on 2 CPU cores; run again,
-# it loads the two models from the cache in seconds.
+# **Time:** about 75 s on 2 CPU cores with an empty cache, seconds from the cache.
 
 # %%
 config = Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
@@ -156,19 +153,29 @@ for ax in axes:
 plt.show()
 
 # %% [markdown]
-# ### What we measured, asserted on every seed
+# ### What we measured
 #
-# - **Entropy:** from $L$ to $16L$ the standard model's mean attention entropy rises by
-#   more than 1.2 nats (we measured 1.8-2.2); with $\log_L n$ it rises by less than half as
-#   much (we measured 0.70-0.75, a third to two fifths of the standard rise). Each variant is the other's control: the
-#   entropy-invariant rise fails the first bound, the standard one the second.
-# - **Accuracy:** at $4L$ and $8L$ the entropy-invariant version is ahead by more than half
-#   a point (we measured +1.2 to +1.9; control: at $L$ the factor is exactly 1, gain 0). At
-#   $2L$ we measured $-0.15$ and $+0.18$ points: no difference, asserted as a bound (within one
-#   point), which the $8L$ gain fails.
+# From $L$ to $16L$ the standard model's attention entropy rises by about 2 nats, with $\log_L n$
+# only a third to two fifths as much: the factor does hold the entropy. Accuracy follows only a
+# little: no difference at $2L$, one to two points gained at $4L$ and $8L$. At $16L$ both settings
+# keep only a third of their accuracy at $L$ (19-22% against 60-62%).
 #
-# At $16L$ both settings keep only 19-22% accuracy, against 60-62% at $L$ (the table above);
-# we show that, but a lesson does not assert that a model fails.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed:
+# - **Entropy:** from $L$ to $16L$ the standard model's mean attention entropy rises by more than
+#   1.2 nats (measured 1.78 and 2.19); with $\log_L n$ it rises by less than half as much (measured
+#   0.70 and 0.75). Each variant is the other's control: the entropy-invariant rise fails the first
+#   bound, the standard one the second.
+# - **Accuracy:** at $4L$ and $8L$ the entropy-invariant version is ahead by more than half a point
+#   (measured +1.17 and +1.21 at $4L$, +1.29 and +1.88 at $8L$; control: at $L$ the factor is
+#   exactly 1, gain 0). At $2L$ we measured $-0.15$ and $+0.18$ points: no difference, asserted as a
+#   bound (within one point), which the $8L$ gain fails.
+#
+# Printed, not asserted: the gain at $16L$ (+0.81 and +0.39 points) and the collapse of both
+# settings there, since a lesson does not assert that a model fails.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -183,19 +190,15 @@ for seed in P.seeds:
     assert abs(gain[2 * L]) < 0.01, gain   # a bound, not a sign; gain[8L] fails it
 
 # %% [markdown]
-# **Next to Su's numbers.** The *ordering* matches from $4L$ on: the factor helps, and
-# entropy rises far less (0.70-0.75 instead of 1.8-2.2 nats). The *size* does not: in Su's table
-# the factor gained 4.6 points at $2L$ and 11 at $4L$; we gain nothing measurable at $2L$
-# and 1.2-1.9 points at $4L$-$8L$. At $16L$ both of our settings are down to a third of
-# their accuracy at $L$.
+# **Next to Su's numbers.** The *ordering* matches from $4L$ on; the *size* does not: Su's factor
+# gained 4.6 points at $2L$ and 11 at $4L$, ours nothing measurable at $2L$ and 1.2-1.9 points at
+# $4L$-$8L$.
 #
-# Why smaller here? Holding entropy fixed only helps if *what* the model attends to is
-# still right. Our models have seen relative distances up to $L$ only, and RoPE at larger
-# distances produces rotations the model never met: the scores themselves go wrong, and
-# no temperature fixes wrong scores. Su's RoFormer-small, much larger and trained on far
-# more text, probably has richer attention that survives longer distances better. That
-# accuracy at $16L$ falls to a third for both is the same story (lessons 6-7 come back to
-# it with NoPE).
+# Why smaller? Holding the entropy only helps if the scores are still right. Past $L$, RoPE turns
+# queries and keys by angles our models never met: the scores themselves go wrong, and no
+# temperature fixes wrong scores. That is also why both settings collapse at $16L$ (lessons 6-7 come
+# back to it with NoPE). Su's much larger RoFormer-small, trained on far more text, probably has
+# attention that survives longer distances better.
 
 # %% [markdown]
 # ## The causal case
@@ -215,15 +218,21 @@ for seed in P.seeds:
               + "  ".join(f"{T}: {v:.3f}" for T, v in causal[seed, label].items()))
 
 # %% [markdown]
-# In a causal model, row $i$ sees $n_i = i + 1$ keys, so the factor is below 1 for the
-# first $L$ positions (it *flattens* attention the model learned to be sharp there) and
-# above 1 after. We measured: the loss gets slightly *worse* at the training length, by
-# 0.04 nats on both seeds (asserted: by more than 0.02; control: without the factor the
-# change is 0). At $8L$, where positions far past $L$, with RoPE distances never seen in
-# training, dominate the loss, the factor moved the loss by $-0.002$ and $+0.05$ nats,
-# while the two seeds' own losses there differ by 0.5 nats: no help that two seeds can
-# show, so we print it and assert nothing about it. The tiny-model evidence for entropy
-# invariance is in the bidirectional setting Su tested, not here.
+# In a causal model row $i$ sees $n_i = i + 1$ keys, so the factor is below 1 for the first $L$
+# positions (it *flattens* attention the model learned to be sharp there) and above 1 after. On a
+# model trained without it, the factor makes the loss slightly *worse* at the training length (0.04
+# nats on both seeds) and does not help at $8L$, where positions far past $L$, at RoPE distances
+# never seen in training, dominate the loss. Entropy invariance shows in the bidirectional setting
+# Su tested, not here.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed: the factor raises the loss at $L$ by more than 0.02 nats (measured +0.041
+# and +0.040; control: without the factor the change is 0). At $8L$ it moved the loss by +0.048 and
+# $-0.002$ nats, while the two seeds' own losses there differ by 0.54 nats (2.594 and 3.131): no
+# help that two seeds can show, so it is printed, not asserted.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -236,17 +245,14 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Why relu² cannot take a temperature
 #
-# Multiply every score of a row by $\lambda > 0$. For relu², $\mathrm{relu}(\lambda s)^2 =
-# \lambda^2\, \mathrm{relu}(s)^2$: every term is scaled by the *same* $\lambda^2$, and once the
-# row is normalised (fix 3 of lesson 4) $\lambda^2$ cancels. Any positively homogeneous
-# function $f(\lambda x) = \lambda^p f(x)$ has this property. A function that is not
-# homogeneous does change shape under a temperature, but if it grows like a power the
-# change is limited. Take $f = \mathrm{relu}^2 + \mathrm{relu}$: the ratio of two weights,
-# $f(\lambda a)/f(\lambda b) = (a^2 + a/\lambda)/(b^2 + b/\lambda)$, moves from $a/b$ towards
-# $(a/b)^2$ as $\lambda$ grows, and no temperature makes the row sharper than that. For the
-# exponential the ratio is $e^{\lambda(a - b)}$, unbounded: a temperature can sharpen a
-# softmax row as far as it needs to, which is what a length-dependent temperature relies
-# on. The numbers:
+# Multiply every score of a row by $\lambda > 0$. For relu², $\mathrm{relu}(\lambda x)^2 =
+# \lambda^2\, \mathrm{relu}(x)^2$: every term is scaled by the same $\lambda^2$, which cancels once
+# the row is normalised (fix 3 of lesson 4), as for any positively homogeneous $f(\lambda x) =
+# \lambda^p f(x)$. A power-like function that is not homogeneous, such as $\mathrm{relu}^2 +
+# \mathrm{relu}$, changes only a little: the ratio of two weights, $(a^2 + a/\lambda)/(b^2 +
+# b/\lambda)$, moves from $a/b$ towards $(a/b)^2$ as $\lambda$ grows, no further. For the
+# exponential it is $e^{\lambda(a - b)}$, unbounded: a temperature can sharpen a softmax row as far
+# as it needs to, which is what a length-dependent temperature relies on. The numbers:
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -264,9 +270,18 @@ for t in (0.5, 1.0, 2.0, 4.0):
           f"{measure.entropy(soft_w).mean():.3f}")
 
 # %% [markdown]
-# The check below is a **demonstration** of an identity (homogeneity), not a measurement:
-# it holds by the algebra above. Softmax, in the same loop, is the control that the first
-# line would reject.
+# relu² attention is exactly unchanged at every temperature; softmax changes, and sharpens as the
+# temperature grows (its entropy falls from 2.43 nats at 0.5 to 0.82 at 4).
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# This check is a **demonstration** of an identity (homogeneity), not a measurement: it holds by the
+# algebra above. Asserted: the relu² weights change by less than $10^{-5}$ at every temperature
+# (measured 0, to float precision). Softmax, in the same loop, is the control that this bound
+# rejects: asserted to change by more than 0.05 at every temperature but 1 (measured 0.272 to
+# 0.708).
+#
+# </details>
 
 # %%
 for t, (relu_change, soft_change) in changes.items():
@@ -276,57 +291,56 @@ for t, (relu_change, soft_change) in changes.items():
 # %% [markdown]
 # ## Optional: Why $\log n$: a model where it is exact
 #
-# This section, down to the table "Our numbers next to the source's", is optional: the main path
-# of the course can skip it and go on to the takeaways.
+# Optional down to the table "Our numbers next to the source's": the main path can skip to the
+# takeaways.
 
 # %% [markdown]
-# The derivation at the top of this lesson is a rule of thumb. Chen, Lin, Polyanskiy and
-# Rigollet, "Critical attention scaling in long-context transformers" (ICLR 2026,
-# arXiv:2510.05554), prove the $\log n$ in a model simple enough to solve. We simulate that
-# model here, without training anything, in a few seconds.
+# Chen et al., "Critical attention scaling in long-context transformers" (ICLR 2026,
+# arXiv:2510.05554), prove the derivation's $\log n$ in a model simple enough to solve; we simulate
+# it in seconds.
 #
-# **The model.** $n$ tokens $y_1, \dots, y_n$ are unit vectors, and each one is query, key and
-# value at once (no learned projections). Token $i$ scores token $j$ with $\beta\,\langle y_i, y_j\rangle$,
-# takes a softmax over all $n$ tokens, itself included, and outputs
-# $o_i = \sum_j A_{ij}\, y_j$. The scale is written $\beta = \gamma \log n$, and the question is which
-# $\gamma$ keeps attention useful as $n$ grows. It can fail in two opposite ways:
-# - **rank collapse:** each row spreads its weight over so many tokens that every output is
-#   about the same average, so the mean cosine between outputs goes to 1;
-# - **identity:** each token keeps almost all its weight on itself, $A_{ii} \to 1$, so the
-#   outputs are the inputs (their cosines stay those of the tokens) and no information moves.
+# **The model.** $n$ tokens $y_1, \dots, y_n$ are unit vectors, each query, key and value at once.
+# Token $i$ scores token $j$ with $\beta\,\langle y_i, y_j\rangle$ ($\beta$ plays the part of
+# $\lambda$), takes a softmax over all $n$ tokens, itself included, and outputs $o_i = \sum_j
+# A_{ij}\, y_j$. Write $\beta = \gamma \log n$: which $\gamma$ keeps attention useful as $n$ grows?
+# It can fail two opposite ways:
+# - **rank collapse:** every row spreads over so many tokens that all outputs are about the same
+#   average (their mean cosine goes to 1);
+# - **identity:** each token keeps almost all its weight, $A_{ii} \to 1$, so the outputs are the
+#   inputs and no information moves.
 #
-# **The regular simplex.** Let every two distinct tokens have the same inner product $\rho$,
-# $0 \le \rho < 1$. Then row $i$ holds only two different scores: $\beta$ for itself (a unit
-# vector with itself) and $\beta\rho$ for each of the other $n - 1$ tokens. Its softmax gives
-# itself
+# **The regular simplex.** Let every two distinct tokens have the same inner product $\rho$, $0 \le
+# \rho < 1$. Row $i$ then holds two scores, $\beta$ for itself and $\beta\rho$ for each of the $n -
+# 1$ others (only the gap counts: a constant in every score cancels in a softmax), so
 #
 # $$A_{ii} = \frac{e^{\beta}}{e^{\beta} + (n-1)\,e^{\beta\rho}} = \frac{1}{1 + (n-1)\,e^{-\beta(1-\rho)}},$$
 #
-# and each other token $(1 - A_{ii})/(n-1)$. Only the gap $1 - \rho$ between a token's score for
-# itself and for any other token counts: the $\beta\rho$ that every score of the row contains
-# cancels, as any constant does in a softmax. With $\beta = \gamma \log n$,
-# $e^{-\beta(1-\rho)} = n^{-\gamma(1-\rho)}$ and
+# and each other token gets $(1 - A_{ii})/(n-1)$. With $\beta = \gamma \log n$,
+# $(n-1)\,e^{-\beta(1-\rho)} \approx n^{1 - \gamma(1-\rho)}$: as $n$ grows it goes to $\infty$ (so
+# $A_{ii} \to 0$) if $\gamma(1-\rho) < 1$, and to 0 ($A_{ii} \to 1$) if $\gamma(1-\rho) > 1$. A
+# phase transition at $\gamma_c = 1/(1-\rho)$, where $A_{ii} = n/(2n-1) \approx 1/2$ for every $n$.
 #
-# $$A_{ii} = \frac{1}{1 + (n-1)\, n^{-\gamma(1-\rho)}}, \qquad (n-1)\, n^{-\gamma(1-\rho)} \approx n^{\,1 - \gamma(1-\rho)} \;\to\; \begin{cases} \infty, & A_{ii} \to 0, \quad \text{if } \gamma(1-\rho) < 1,\\ 0, & A_{ii} \to 1, \quad \text{if } \gamma(1-\rho) > 1. \end{cases}$$
-#
-# The self-weight tends to 0 or to 1 as $n$ grows, depending on the sign of $1 - \gamma(1-\rho)$:
-# a phase transition at $\gamma_c = 1/(1-\rho)$, where $A_{ii} = n/(2n-1) \approx 1/2$ for every $n$.
-#
-# For the outputs: $\sum_j A_{ij} = 1$ and $\langle y_j, y_l\rangle = \rho + (1-\rho)\,[j = l]$, so
+# For the outputs, $\sum_j A_{ij} = 1$ and $\langle y_j, y_l\rangle = \rho + (1-\rho)\,[j = l]$ give
 #
 # $$\langle o_i, o_k\rangle = \sum_{j,l} A_{ij} A_{kl} \langle y_j, y_l\rangle = \rho + (1-\rho)\,\langle A_i, A_k\rangle ,$$
 #
-# so the cosine between two outputs is $\big(\rho + (1-\rho)\langle A_i, A_k\rangle\big) / \big(\rho + (1-\rho)\|A_i\|^2\big)$,
-# and two rows of $A$ are enough to compute it. Below $\gamma_c$ the rows spread over
-# ever more tokens, $\langle A_i, A_k\rangle$ and $\|A_i\|^2$ both go to 0, and the cosine goes to
-# $\rho/\rho = 1$: averaging many tokens cancels their own parts and keeps what they share
-# (for $\rho > 0$; we take $\rho = 0.5$, so $\gamma_c = 2$). Above $\gamma_c$, $A$ goes to the identity and
-# the cosine to $\rho$.
+# so two rows of $A$ give the cosine between two outputs, $\big(\rho + (1-\rho)\langle A_i,
+# A_k\rangle\big) / \big(\rho + (1-\rho)\|A_i\|^2\big)$. Below $\gamma_c$ the rows spread, $\langle
+# A_i, A_k\rangle$ and $\|A_i\|^2$ go to 0 and the cosine to $\rho/\rho = 1$: averaging many tokens
+# keeps only what they share. Above $\gamma_c$, $A$ goes to the identity and the cosine to $\rho$.
+# We take $\rho = 0.5$ ($\gamma_c = 2$) and, with two rows, go to $n = 16384$, where the full matrix
+# would be 1 GiB.
 #
-# The cell checks both formulas against attention on explicitly built simplices
-# ($y_i = \sqrt{1-\rho}\, e_i + \sqrt{\rho}\, u$ in $n + 1$ dimensions, $u$ orthogonal to every
-# $e_i$), then uses two rows of the softmax to go to $n = 16384$, where the full $n \times n$
-# matrix would be 1 GiB in float32.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# The cell first checks both formulas against attention on explicitly built simplices ($y_i =
+# \sqrt{1-\rho}\, e_i + \sqrt{\rho}\, u$ in $n + 1$ dimensions, $u$ orthogonal to every $e_i$), for
+# $n$ = 8, 64, 256 and $\gamma$ from 1 to 3. Asserted: the closed form and the two-row computation
+# agree with it within $10^{-9}$ (measured: under $10^{-12}$). The control is the classic slip, $n$
+# for $n - 1$: at $n = 8$, $\gamma = 2$ it gives 0.5000 instead of 0.5333, off by far more than the
+# bound (asserted: by more than $10^{-3}$).
+#
+# </details>
 
 # %%
 # One thread for this section, given back at its end: its tensors are small, and on a busy
@@ -412,25 +426,17 @@ for n in NS:
           + "   ".join(f"{exact[n, g][0]:.3f} / {exact[n, g][1]:.3f}" for g in SHOWN))
 
 # %% [markdown]
-# At $\gamma = 2 = 1/(1-\rho)$ the self-weight is 0.504 at $n = 64$ and 0.500 from $n = 1024$ on,
-# and the output cosine 0.800 to 0.804: the fixed point of the transition. On either side, a
-# growing $n$ pushes the rows into one phase: at $\gamma = 1.5$ the self-weight falls from 0.264 to 0.081 and the cosine
-# rises to 0.993 (collapse); at $\gamma = 2.5$ the self-weight rises from 0.742 to 0.919 and the
-# cosine falls towards $\rho$ (identity).
+# At $\gamma = 2 = 1/(1-\rho)$ the self-weight stays at 1/2 (0.504 at $n = 64$, 0.500 from 1024 on),
+# the output cosine at 0.800-0.804: the fixed point. On either side a growing $n$ pushes the rows
+# into a phase: collapse at $\gamma = 1.5$ (self-weight 0.264 to 0.081, cosine up to 0.993),
+# identity at $\gamma = 2.5$ (self-weight 0.742 to 0.919, cosine falling towards $\rho$).
 #
-# **An almost simplex.** Real tokens are never exactly equidistant. The paper also treats tokens
-# that are only nearly a simplex, where a middle phase can appear between the two; we do not
-# reproduce its setting, but perturb the simplex in our own way and report what happens. Each
-# token keeps the shared direction $u$ and gets a random direction of its own:
-# $y_i = \sqrt{\rho}\, u + \sqrt{1-\rho}\, z_i$, with $z_i$ uniform on the unit sphere of a
-# `dim`-dimensional space orthogonal to $u$. Then $\langle y_i, y_j\rangle = \rho + (1-\rho)\langle z_i, z_j\rangle$:
-# $\rho$ on average, with a standard deviation of $(1-\rho)/\sqrt{\text{dim}}$, that is 0.0625 at
-# dim 64 and 0.125 at dim 16. (The exact simplex is the case of orthogonal $z_i$, which needs
-# dim $\ge n$.) This one has to be simulated, and the full $n \times n$ matrix is too big, so we
-# compute 128 rows of it (all 64 at $n = 64$), the first queries, against all $n$ keys: the
-# self-weight is their mean and the output cosine the mean over their pairs (8128 from $n = 256$
-# on). The tokens are drawn independently,
-# so these rows are a random sample. Seed 0 draws 16384 tokens; each $n$ uses the first $n$.
+# **An almost simplex.** Real tokens are never exactly equidistant. The paper also treats
+# nearly-simplex tokens, where a middle phase can appear; we perturb the simplex our own way
+# instead: $y_i = \sqrt{\rho}\, u + \sqrt{1-\rho}\, z_i$, with $u$ shared and $z_i$ uniform on the
+# unit sphere of a `dim`-dimensional space orthogonal to $u$, so the inner products are $\rho$ give
+# or take $(1-\rho)/\sqrt{\text{dim}}$ (one standard deviation): 0.0625 at dim 64, 0.125 at dim 16.
+# (The exact simplex needs dim $\ge n$.) This one is simulated, on 128 rows against all $n$ keys.
 
 # %%
 # queries per n: the means are over 128 rows (8128 pairs for the cosine), not all n
@@ -475,11 +481,11 @@ for dim in DIMS:
         print(f"n = {n:>5}: " + "   ".join(cells))
 
 # %% [markdown]
-# **Reading the transition off the simulations.** For each $\rho$ in 0, 0.25, 0.5, 0.75 we find,
-# by bisection on a direct softmax at $n = 16384$, the $\gamma$ at which the self-weight is 1/2
-# (for the almost simplex: the mean over the 128 rows). If $\gamma_c = 1/(1-\rho)$, then
-# $\gamma\,(1-\rho)$ is the same number for every $\rho$. And at $\rho = 0.5$ we measure how wide the
-# transition is: the range of $\gamma$ over which the self-weight climbs from 0.1 to 0.9.
+# **Reading the transition off the simulations.** For $\rho$ = 0, 0.25, 0.5, 0.75 we find by
+# bisection, on a direct softmax at $n = 16384$, the $\gamma$ at which the self-weight is 1/2; if
+# $\gamma_c = 1/(1-\rho)$, $\gamma\,(1-\rho)$ is the same for every $\rho$. At $\rho = 0.5$ we also
+# measure the width of the transition: the range of $\gamma$ over which the self-weight climbs from
+# 0.1 to 0.9.
 
 # %%
 def gamma_where(self_weight_at, level, low, high, steps):
@@ -592,43 +598,55 @@ for ax in axes:
 plt.show()
 
 # %% [markdown]
-# ### What we measured, asserted
+# ### What the simulations show
+#
+# - **The exact simplex:** the self-weight is 1/2 at $\gamma = 1/(1-\rho)$ for every $\rho$, and the
+#   transition sharpens as $n$ grows. In $\beta$ it does not sharpen at all: it moves to ever larger
+#   $\beta$, by $\log n/(1-\rho)$, and dividing by $\log n$ is what squeezes it.
+# - **Almost simplex, dim 64:** still two phases and a sharpening transition, but 8.8% higher, at
+#   $\gamma = 1.088/(1-\rho)$. The noise gives each token neighbours above $\rho$, more and closer
+#   ones as $n$ grows, so keeping its own weight takes a larger $\gamma$.
+# - **Almost simplex, dim 16:** a middle phase. At $\gamma = 2$ the self-weight falls from 0.373 to
+#   0.070 as $n$ grows, yet the output cosine stays near 0.79: the weight goes to the nearest
+#   neighbours, which point almost the token's way, so outputs are local averages and stay apart.
+#   And no identity phase up to $\gamma = 4$: in 16 dimensions the nearest token closes in as $n$
+#   grows, faster than $\gamma \log n$ keeps up.
+#
+# These are sizes up to $n = 16384$ and $\gamma \le 4$, not limits: the paper's theorems are about
+# $n \to \infty$.
+#
+# <details><summary>How we check it: margins and controls</summary>
 #
 # **The exact simplex** (a deterministic computation, no seed):
 # - The $\gamma$ at which the self-weight is 1/2 at $n = 16384$, read from the direct softmax, is
 #   $1/(1-\rho)$ to four decimals for every $\rho$ (1.0000, 1.3333, 2.0000, 4.0000). Asserted within
-#   1%, with its controls: at half that $\gamma$ the self-weight is 0.0078 and the output cosine 0.9999
-#   (collapse); at one and a half times it, 0.9922 and 0.5039 (identity, the cosine back at
-#   $\rho$).
-# - The transition sharpens: the $\gamma$-range from self-weight 0.1 to 0.9 shrinks from 2.113 at
-#   $n = 64$ to 0.906 at $n = 16384$, a factor 2.333, which is $\log 16384/\log 64$: the closed form puts
-#   the width at $2\log 9/((1-\rho)\log n)$. Asserted: a factor above 2. Control: measured in
-#   $\beta$ instead of $\gamma$, the width is 8.789 at every $n$ (ratio 1.000). The transition does
-#   not get sharper in $\beta$; it moves to ever larger $\beta$, by $\log n/(1-\rho)$, and dividing by
-#   $\log n$ is what squeezes it.
+#   1%, with its controls: at half that $\gamma$ the self-weight is 0.0078 and the output cosine
+#   0.9999 (collapse; asserted under 0.05 and over 0.95); at one and a half times it, 0.9922 and
+#   0.5039 (identity, the cosine back at $\rho$; asserted over 0.95 and under $\rho + 0.05$).
+# - The $\gamma$-range from self-weight 0.1 to 0.9 shrinks from 2.113 at $n = 64$ to 0.906 at $n =
+#   16384$, a factor 2.333, which is $\log 16384/\log 64$: the closed form puts the width at $2\log
+#   9/((1-\rho)\log n)$. Asserted: a factor above 2. Control: measured in $\beta$ instead of
+#   $\gamma$, the width is 8.789 at every $n$ (ratio 1.000, asserted within 1% of 1).
 #
-# **The almost simplex** (seed 0; set `SEED` above to try others):
-# - **dim 64** (inner products $0.5 \pm 0.0625$): still two phases and a sharpening transition
-#   (width 2.276 at $n = 64$, 1.087 at $n = 16384$, a factor 2.09), but moved up: the self-weight is
-#   1/2 at $\gamma = 1.088/(1-\rho)$ for every $\rho$, 8.8% above the simplex. The perturbation gives
-#   each token some neighbours with inner products above $\rho$, and more and closer ones as $n$
-#   grows, so it takes a larger $\gamma$ for the token to keep its own weight. Asserted at
-#   $\rho = 0.5$: between 3% and 15% above (control: the exact simplex, 0%), and a width factor
-#   above 1.5.
-# - **dim 16** (inner products $0.5 \pm 0.125$): a middle phase shows. At $\gamma = 2$ the self-weight
-#   falls from 0.373 at $n = 64$ to 0.070 at $n = 16384$, yet the output cosine stays put (0.788,
-#   then 0.790): the weight does not spread over everyone, it goes to the token's nearest
-#   neighbours, which point almost its way, so each output is a local average and outputs stay
-#   apart. Asserted: at
-#   $n = 16384$ some $\gamma$ of the grid has a self-weight under 0.1 with an output cosine under 0.85
-#   (lowest 0.772); the controls, the exact simplex and dim 64, have no such $\gamma$ (their lowest
-#   cosines there are 0.993 and 0.961). And there is no identity phase on our grid: at every $\gamma$ up
-#   to 4 the self-weight is lower at $n = 16384$ than at $n = 64$ (control: the exact simplex, where
-#   it is higher for every $\gamma$ above 2). With 16 dimensions, the more tokens there are, the
-#   closer the nearest of them sits to any given one, and $\gamma \log n$ does not keep up.
+# **The almost simplex** (seed 0; set `SEED` above to try others). Seed 0 draws 16384 tokens, and
+# each $n$ uses the first $n$. We compute 128 rows (all 64 at $n = 64$), the first queries, against
+# all $n$ keys; the tokens are independent, so these rows are a random sample. The self-weight is
+# their mean (also in the bisection above) and the output cosine the mean over their pairs (8128
+# from $n = 256$ on).
+# - **dim 64** (inner products $0.5 \pm 0.0625$): $\gamma\,(1-\rho) = 1.088$ where the self-weight
+#   is 1/2, for every $\rho$; width 2.276 at $n = 64$ and 1.087 at $n = 16384$, a factor 2.09.
+#   Asserted at $\rho = 0.5$: between 3% and 15% above the simplex (control: the exact simplex, 0%),
+#   and a width factor above 1.5.
+# - **dim 16** (inner products $0.5 \pm 0.125$), the middle phase: at $\gamma = 2$ the self-weight
+#   falls from 0.373 at $n = 64$ to 0.070 at $n = 16384$ while the output cosine goes from 0.788 to
+#   0.790. Asserted: at $n = 16384$ some $\gamma$ of the grid has a self-weight under 0.1 with an
+#   output cosine under 0.85 (lowest 0.772); the controls, the exact simplex and dim 64, have no
+#   such $\gamma$ (their lowest cosines there are 0.993 and 0.961, asserted above 0.9).
+# - **dim 16**, no identity phase: at every $\gamma$ of the grid (29 of 29, up to 4) the self-weight
+#   is lower at $n = 16384$ than at $n = 64$ (asserted). Control: the exact simplex, where it is
+#   higher for every $\gamma$ above 2 (asserted: it falls only up to 2).
 #
-# These are sizes up to $n = 16384$ and $\gamma \le 4$, not limits: the paper's theorems are about
-# $n \to \infty$.
+# </details>
 
 # %%
 n = max(NS)
@@ -686,17 +704,23 @@ assert max(falls["exact"]) <= 1 / (1 - RHO)
 #
 # $$\beta(n) = \frac{\log(n-1) + \log\frac{w}{1-w}}{1-\rho}.$$
 #
-# $\beta$ has to grow by about $\log 2/(1-\rho)$ every time $n$ doubles, linearly in $\log n$, as the
-# derivation above argued ($\lambda c \approx \log n + \text{const}$), but now exactly rather than as a
-# rule of thumb. As a
-# multiplier on the $\beta$ that gave $w$ at a length $L$,
+# $\beta$ has to grow by about $\log 2/(1-\rho)$ each time $n$ doubles, as the derivation at the top
+# argued, but now exactly. As a multiplier on the $\beta$ that gave $w$ at a length $L$,
 #
 # $$\frac{\beta(n)}{\beta(L)} = 1 + c\,\log\frac{n-1}{L-1}, \qquad c = \frac{1}{\beta(L)\,(1-\rho)},$$
 #
-# which is the $1 + c \ln s$ family of lessons 7, 8, 11 and 12 (with $n - 1$ for $n$). Su's $\log_L n = 1 + \ln(n/L)/\ln L$
-# is the member with $c = 1/\log L$, that is $\beta(L)(1-\rho) = \log L$: the row that sits at the
-# critical point, $\gamma = 1/(1-\rho)$, at $L$. The cell checks this with $L = 64$, and shows what
-# the three rules (no scaling, Su's, the exact hold) do to rows set elsewhere.
+# the $1 + c \ln s$ family of lessons 7-12 (with $n - 1$ for $n$). Su's $\log_L n = 1 + \ln(n/L)/\ln
+# L$ is the member with $c = 1/\log L$, that is $\beta(L)(1-\rho) = \log L$: the row that sits at
+# the critical point, $\gamma = 1/(1-\rho)$, at $L$. The cell checks this at $L = 64$, and applies
+# three rules (no scaling, Su's, the exact hold) to rows set elsewhere.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted: Su's $\log_L n$ is within 1% of the ratio that holds the critical row's self-weight, at
+# every $n$ up to 16384 (measured: within 0.3%, 2.3333 against 2.3371 at $n = 16384$). Control: a
+# row set at self-weight 0.9 needs a ratio more than 10% below Su's (measured 1.8771, 20% below).
+#
+# </details>
 
 # %%
 n_set = NS[0]   # where beta is set: the part the training length plays for a model
@@ -765,70 +789,70 @@ assert ratio_held[0.9] < 0.9 * math.log(max(NS)) / math.log(n_set), ratio_held
 torch.set_num_threads(threads_before)
 
 # %% [markdown]
-# **What the table says.** The critical row (self-weight 0.5039 at $n = 64$) is held by a $\beta$
-# that grows 2.3371 times by $n = 16384$; Su's $\log_L n$ grows 2.3333 times, within 0.3% at every
-# $n$ (asserted within 1%). Holding the row's *entropy* instead takes a little more, 2.6267 times:
-# the entropy contains $(1 - w)\log(n-1)$, which grows with $n$ unless $w$ rises, so $\beta$ has to
-# outgrow $\log n$ by about $\log\log n$. Rows set elsewhere show what Su's rule does and does not
-# do. With $\beta$ fixed, every row collapses (self-weight 0.0004 to 0.0335 at $n = 16384$). With
-# $\log_L n$, the critical row stays near 1/2 (0.4908), but a row set at 0.9 goes to 0.9939 and one set
-# at 0.1 to 0.0057: $\gamma \log n$ keeps a row in the phase it started in, and pushes it deeper.
-# Holding those two rows would take $c = 0.158$ and $0.514$ instead of Su's 0.240 (asserted: the row
-# at 0.9 needs a ratio of 1.8771, more than 10% under Su's). So in this model $\log n$ is the right
-# *growth*, a fixed step of $\beta$ per doubling of $n$; how much of it a row needs depends on where
-# the row started.
+# **What the table says.** Su's $\log_L n$ holds the critical row almost exactly: by $n = 16384$ it
+# multiplies $\beta$ by 2.3333, where 2.3371 is needed. Rows set elsewhere it does not hold: it
+# keeps each in the phase it started in and pushes it deeper (a row set at 0.9 goes to 0.9939, one
+# set at 0.1 to 0.0057), while a fixed $\beta$ collapses them all. So in this model $\log n$ is the
+# right *growth*, a fixed step of $\beta$ per doubling of $n$; how much of it a row needs depends on
+# where it started.
 #
-# **Where a trained model is not a simplex.** In the model, a row's competition is $n - 1$ keys
-# that all score exactly $\beta(1-\rho)$ below the token's own. That is what makes the answer
-# $\log n$: to stay ahead of $n - 1$ equal rivals by a fixed gap, $e^{\beta(1-\rho)}$ must keep pace
-# with $n - 1$. A trained model's rows look nothing like that. Queries and keys are different
-# learned projections; a row holds a spread of scores, not two values, with a few relevant keys and
-# many others; with RoPE the scores depend on distance, and keys past $L$ sit at distances the model
-# never saw. How $\beta$ must grow depends on how the scores are distributed:
-# - a fixed gap above $n - 1$ equal rivals (the simplex): $\beta \propto \log n$;
-# - Gaussian scores (the aside in the derivation): there is no fixed gap, the best of $n$ draws
-#   itself rises like $\sigma\sqrt{2\log n}$, and holding the entropy takes a $\beta^2$ that grows
-#   linearly in $\log n$, so $\beta$ grows like $\sqrt{\log n}$ (an argument for large $n$; we did
-#   not simulate it here);
-# - keys spread over a sphere, like our dim-16 tokens: the nearest rival closes in as $n$ grows. A
-#   2026 preprint, "Scaling Limits of Long-Context Transformers" (arXiv:2605.08505), finds that
-#   for one query and $n$ keys uniform on the sphere in $d$ dimensions, the scale at which attention
-#   starts to pick out the nearest key grows like a power of $n$, $n^{2/(d-1)}$, not like $\log n$.
-#   Our dim-16 self-weights, falling with $n$ at every $\gamma$ we tried, point the same way.
+# <details><summary>Reading the table, row by row</summary>
 #
-# And a trained model's entropy is not a simplex row's. Under $\log_L n$ the critical simplex row
-# keeps its self-weight but not its entropy, which rises from 2.748 nats at $n = 64$ to 4.157 at
-# $n = 1024$ and 5.545 at $n = 16384$ (the last column of the table): the half of the weight the
-# token does not keep is spread evenly over $n - 1$ equal rivals. Our trained model's entropy, with
-# the same $\log_L n$, rose by only 0.70-0.75 nats from $L$ to $16L$ (measured above), against a
-# rise of 1.41 nats (2.748 to 4.157) for the simplex row over the same factor of 16. A trained model's scores are not a
-# simplex: the model explains why the *scaling* is $\log n$, not what a trained model's attention
-# looks like.
+# - The critical row has self-weight 0.5039 at $n = 64$. The $\beta$ that holds it grows 2.3371
+#   times by $n = 16384$, Su's $\log_L n$ 2.3333 times: within 0.3% at every $n$.
+# - Holding the row's *entropy* instead takes more, 2.6267 times: the entropy contains $(1 -
+#   w)\log(n-1)$, which grows with $n$ unless $w$ rises, so $\beta$ has to outgrow $\log n$ by about
+#   $\log\log n$.
+# - With $\beta$ fixed every row collapses: at $n = 16384$ the rows set at 0.1, 0.5 and 0.9 keep
+#   0.0004, 0.0038 and 0.0335.
+# - With $\log_L n$ the row set at 0.5 (about the critical row) keeps 0.4908, the row set at 0.9
+#   goes to 0.9939 and the row set at 0.1 to 0.0057. Holding those two would take $c = 0.158$ and
+#   $0.514$ (a $\beta$ ratio of 1.8771 and 3.8577) instead of Su's $c = 1/\ln 64 = 0.240$.
+# - The last column: under Su's rule the critical row's entropy is 2.748 nats at $n = 64$, 4.157 at
+#   1024 (a rise of 1.41) and 5.545 at 16384.
+#
+# </details>
+#
+# **Where a trained model is not a simplex.** A simplex row's rivals are $n - 1$ keys scoring
+# exactly $\beta(1-\rho)$ below the token's own; to stay a fixed gap ahead of them,
+# $e^{\beta(1-\rho)}$ must keep pace with $n - 1$, hence $\log n$. A trained row holds a spread of
+# scores, and the growth $\beta$ needs depends on that spread. For Gaussian scores (the aside in the
+# derivation) it is $\beta \propto \sqrt{\log n}$, since the best of $n$ draws itself rises like
+# $\sigma\sqrt{2\log n}$ (for large $n$; not simulated here). For keys spread over a sphere, like
+# our dim-16 tokens, the nearest rival closes in as $n$ grows: for one query and $n$ keys uniform on
+# the sphere in dim dimensions, the scale at which attention starts to pick out the nearest key
+# grows like $n^{2/(\text{dim}-1)}$, not $\log n$ (a 2026 preprint, "Scaling Limits of Long-Context
+# Transformers", arXiv:2605.08505); our dim-16 self-weights, falling with $n$ at every $\gamma$ we
+# tried, point the same way.
+#
+# Nor is a trained model's entropy a simplex row's: under $\log_L n$ the critical row's rises by
+# 1.41 nats from $n = 64$ to 1024 (the half of its weight it does not keep spreads evenly over $n -
+# 1$ rivals), our trained model's by only 0.70-0.75 over the same factor of 16. The simplex explains
+# why the *scaling* is $\log n$, not what a trained model's attention looks like.
 
 # %% [markdown]
 # ## Our numbers next to the source's
 #
 # | | Su | here (CPU profile, 2 seeds) |
 # |---|---|---|
-# | MLM accuracy, standard, at $L, 2L, 4L, 8L, 16L$ | 43.3 / 36.5 / 23.0 / 15.1 / 11.5 (RoFormer-small, $L = 64$; 2021 post, kexue.fm/archives/8823) | see the table above |
-# | MLM accuracy, entropy-invariant | 43.1 / 41.2 / 34.0 / 20.2 / 13.6 (same post) | over standard, per seed: 0 at $L$ (the factor is 1), $-0.15$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$ at $16L$ points |
+# | MLM accuracy at $L, 2L, 4L, 8L, 16L$ | standard 43.3 / 36.5 / 23.0 / 15.1 / 11.5, entropy-invariant 43.1 / 41.2 / 34.0 / 20.2 / 13.6 (RoFormer-small, $L = 64$; 2021 post, kexue.fm/archives/8823) | gain over standard, per seed: 0 at $L$ (the factor is 1), $-0.15$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$ at $16L$ points |
 # | entropy growth with length | held by $\log_L n$ (argued, 2021 post) | standard rises by 1.8-2.2 nats from $L$ to $16L$, entropy-invariant by 0.70-0.75 |
 # | relu² + temperature | impossible (homogeneity; 2022 post) | exactly unchanged (to float precision) |
 # | causal models | not tested in either post | factor at evaluation: 0.04 nats worse at $L$; at $8L$ $-0.002$ to $+0.05$ nats, no help; training with it: not measured here |
-# | critical scaling $\beta = \gamma \log n$, regular simplex of tokens | Chen et al. (ICLR 2026, arXiv:2510.05554), not Su: proved, $\gamma_c = 1/(1-\rho)$ | simulated without training: $1/(1-\rho)$ to four decimals at $n = 16384$ for four $\rho$; almost simplex 8.8% higher (dim 64), no identity phase up to $\gamma = 4$ (dim 16) |
+# | critical scaling $\beta = \gamma \log n$, simplex of tokens | Chen et al. (ICLR 2026, arXiv:2510.05554), not Su: proved, $\gamma_c = 1/(1-\rho)$ | simulated: $1/(1-\rho)$ to four decimals at $n = 16384$ for four $\rho$; almost simplex 8.8% higher (dim 64), no identity phase up to $\gamma = 4$ (dim 16) |
 
 # %% [markdown]
 # ## Takeaways
 #
-# - Past the training length a row's attention spreads out (its entropy grows like $\log n$);
-#   multiplying the logits by $\log_L n$ holds it much better: from $L$ to $16L$ the entropy rose by
-#   1.8-2.2 nats without the factor and by 0.70-0.75 with it.
+# - Past the training length attention spreads out (its entropy grows like $\log n$); multiplying
+#   the logits by $\log_L n$ holds it much better: from $L$ to $16L$ the entropy rose by 1.8-2.2
+#   nats without the factor, 0.70-0.75 with it.
 # - In our tiny masked LM the factor bought far less accuracy than in Su's test: nothing measurable
-#   at $2L$, +1.2 to +1.9 points at $4L$-$8L$ (Su: +4.6 at $2L$, +11 at $4L$); in a causal model,
-#   applied at evaluation only, it did not help (0.04 nats worse at $L$).
-# - relu² cannot take a temperature at all (homogeneity: the weights stay exactly the same), softmax
-#   can; and in Chen et al.'s simplex model the right scale is exactly $\gamma \log n$, where Su's
-#   $\log_L n$ holds the critical row's self-weight to within 0.3%.
+#   at $2L$, +1.2 to +1.9 points at $4L$-$8L$ (Su: +4.6 at $2L$, +11 at $4L$); applied at evaluation
+#   to a causal model, it did not help (0.04 nats worse at $L$).
+# - relu² cannot take a temperature at all (homogeneity: its weights stay exactly the same), softmax
+#   can; in Chen et al.'s simplex model the right scale is exactly $\gamma \log n$, and Su's $\log_L
+#   n$ holds the critical row's self-weight to within 0.3%.
 #
 # ## Check your understanding
 #
@@ -837,10 +861,10 @@ torch.set_num_threads(threads_before)
 #
 #    <details><summary>Answer</summary>
 #
-#    In the step "the last two terms behave like $-\lambda c$": for a row dominated by its largest
-#    scores, sharpening moves weight onto them and lowers the entropy in proportion to $\lambda$.
-#    For an almost uniform row (all $s_j$ close to their mean $\bar s$),
-#    $\log \mathbb{E}[e^{\lambda s}] \approx \lambda \bar s$ and $\mathbb{E}_a[s] \approx \bar s$,
+#    In the step "the last two terms behave like $-\lambda \Delta$": for a row dominated by its
+#    largest scores, sharpening moves weight onto them and lowers the entropy in proportion to
+#    $\lambda$. For an almost uniform row (all $S_j$ close to their mean $\bar S$),
+#    $\log \mathbb{E}[e^{\lambda S}] \approx \lambda \bar S$ and $\mathbb{E}_a[S] \approx \bar S$,
 #    so the two terms nearly cancel for any moderate $\lambda$ and $H \approx \log n$: there is
 #    nothing to sharpen, and holding the entropy would take a huge $\lambda$ (for Gaussian scores of
 #    small $\sigma$, the aside's $-\lambda^2\sigma^2/2$ asks for $\lambda$ of order

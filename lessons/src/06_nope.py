@@ -1,19 +1,21 @@
 # %% [markdown]
 # # Lesson 6 — A Transformer with no position encoding
 #
-# **What you will learn**
-# - that a *causal* Transformer with no position encoding (NoPE) still knows where it is,
-#   how the causal mask gives it that, and why a bidirectional one cannot;
-# - how NoPE and RoPE behave past the training length, position by position, and how to
-#   read an "extension ratio" off a loss curve;
-# - what *attention distraction* is (entropy growing with length) and that NoPE's failure
-#   goes with it.
+# **Model and length.** Causal Transformers (d64, 4 layers, 4 heads), NoPE or RoPE, trained on text
+# at $L = 32$ for 2400 steps, two seeds each; lessons 7, 8, 11 and 12 reuse them.
 #
-# **The source** (Wang et al., "Length Generalization of Causal Transformers without
-# Position Encoding", ACL 2024). A causal NoPE language model extends a little past its
-# training length (about +20%, from 2K to 2.4K tokens, where RoPE manages about +10%), then
-# fails; the failure coincides with attention spreading out, its entropy rising with
-# length. Lesson 7 uses that to fix it with a temperature.
+# **What you will learn**
+# - that a *causal* Transformer with no position encoding (NoPE) still knows where it is, through
+#   its causal mask, and why a bidirectional one cannot;
+# - how NoPE and RoPE behave past the training length, and how to read an "extension ratio" off a
+#   loss curve;
+# - what *attention distraction* is (entropy growing with length) and that NoPE's failure goes with
+#   it.
+#
+# **The source** (Wang et al., "Length Generalization of Causal Transformers without Position
+# Encoding", ACL 2024). A causal NoPE language model extends a little past its training length
+# (about +20%, from 2K to 2.4K tokens; RoPE about +10%), then fails as its attention spreads out.
+# Lesson 7 fixes it with a temperature.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -43,13 +45,11 @@ print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers
 # %% [markdown]
 # ## Two models: RoPE and NoPE
 #
-# The same causal Transformer, once with RoPE and once with nothing at all added for
-# position. NoPE has to work out positions for itself and learns more slowly, so both train
-# for longer than lesson 1's models, and with four layers. (To see why, train a NoPE model
-# with a third of the steps or two layers, and compare its loss in range with RoPE's.)
+# The same causal Transformer with RoPE and with nothing added for position. NoPE has to work out
+# positions itself and learns more slowly, so both train longer than lesson 1's models, with four
+# layers (try NoPE with fewer steps or layers to see why).
 #
-# **Time:** with an empty cache the next cell takes about 4 minutes on 2 CPU cores (four models
-# of 2400 steps, which lessons 7, 8, 11 and 12 reuse); run again, it loads them in seconds.
+# **Time:** about 4 minutes on 2 CPU cores with an empty cache, seconds from the cache.
 
 # %%
 def transformer(pos, causal=True):
@@ -64,22 +64,19 @@ print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} para
 # %% [markdown]
 # ## NoPE knows the position: a linear probe
 #
-# If nothing tells a NoPE model where a token is, can a linear function of its hidden
-# state tell? We fit a least-squares line from the hidden state after each layer to the
-# position (0 to $L-1$) on 48 sequences and score it ($R^2$) on 16 others.
+# Can a linear function of a NoPE model's hidden state tell where a token is? We fit a least-squares
+# line from each layer's hidden state to the position (0 to $L-1$) on 48 sequences and score it
+# ($R^2$) on 16 others.
 #
-# **Why it can work.** This mechanism was found before Wang et al.: Haviv et al. (2022,
-# "Transformer Language Models without Positional Encodings Still Learn Positional
-# Information") showed that causal models without position encoding learn positions, and
-# Chi et al. (2023, "Latent Positional Information is in the Self-Attention Variance of
-# Transformer Language Models Without Positional Embeddings") traced it to the spread of
-# the attention output. With a causal mask, the query at position $i$ averages over $i+1$
-# values. Even with no learning at all, an average of more terms has a smaller spread, so
-# the *size and shape* of the attention output change with $i$: the mask itself writes
-# position into the hidden state. In a **bidirectional** model every position averages over
-# the same set of keys; without a position encoding the model is permutation-equivariant
-# (shuffle the input, the outputs shuffle the same way; tested in `tests/`), so nothing
-# but the content of the text can reveal a position.
+# **Why it can work** (found by Haviv et al. 2022, "Transformer Language Models without Positional
+# Encodings Still Learn Positional Information", and traced to the attention output's spread by Chi
+# et al. 2023, "Latent Positional Information is in the Self-Attention Variance of Transformer
+# Language Models Without Positional Embeddings"). With a causal mask the query at position $i$
+# averages over $i+1$ values, and an average of more terms has a smaller spread even without
+# learning, so the *size and shape* of the attention output change with $i$: the mask itself writes
+# position into the hidden state. A **bidirectional** model averages every position over the same
+# keys; without a position encoding it is permutation-equivariant (shuffle the input, the outputs
+# shuffle alike; tested in `tests/`), so only the text can reveal a position.
 
 # %%
 def hidden_states(model, idx):
@@ -115,20 +112,21 @@ for name, r2 in probes.items():
     print(f"{name:<30} probe R^2 after each layer: " + "  ".join(f"{v:5.2f}" for v in r2))
 
 # %% [markdown]
-# What we measured (CPU profile): the trained NoPE models reach $R^2$ of about 0.4-0.5 in
-# their middle layers: a linear read-out recovers a good part of the position, not all
-# of it (the signal is spread over features a line cannot fully use). The untrained causal
-# model already gives up to 0.27 (after its first layer): **the causal mask alone writes
-# position into the hidden state.** The bidirectional one gives nothing (negative $R^2$:
-# worse than guessing the mean). And a surprise worth a moment: the trained **RoPE** model
-# stores almost no absolute position in its residual stream. It does not need to; RoPE
-# hands every attention score the *relative* position directly.
+# The trained NoPE models carry position: a linear read-out recovers a good part of it in their
+# middle layers ($R^2$ about 0.4-0.5), not all. The untrained causal model already gives 0.27: **the
+# causal mask alone writes position into the hidden state.** The untrained bidirectional one gives
+# nothing. The trained **RoPE** model stores almost no absolute position: it does not need to, since
+# RoPE hands every attention score the *relative* position.
 #
-# Asserted, on the best layer of each model: trained NoPE above 0.25 on every seed (we
-# measured 0.39-0.48; the seeds differ by 0.09), trained RoPE below 0.2 (we measured at most
-# 0.01), untrained causal NoPE above 0.15 (0.27), untrained bidirectional NoPE below 0.05
-# (at most $-0.06$). The models are each other's controls: RoPE and the bidirectional
-# model fail the NoPE bounds, NoPE fails the RoPE bound.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on the best layer of each model: trained NoPE above 0.25 on every seed (measured 0.39 and
+# 0.48; the seeds differ by 0.09), trained RoPE below 0.2 (measured at most 0.01), untrained causal
+# NoPE above 0.15 (0.27, after its first layer), untrained bidirectional NoPE below 0.05 (at most
+# $-0.06$). The models are each other's controls: RoPE and the bidirectional model fail the NoPE
+# bounds, NoPE fails the RoPE bound.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -142,10 +140,9 @@ assert max(probes["untrained bidirectional NoPE"]) < 0.05   # control: the untra
 # %% [markdown]
 # ## Past the training length, position by position
 #
-# We evaluate both models on sequences 8 times the training length and average the loss
-# at each position over 64 sequences. The **extension ratio** is where the loss, averaged
-# over buckets of $L/8$ positions, first exceeds its in-range level (the mean over
-# positions $L/2..L$) by 0.1 nats, divided by $L$.
+# We average each position's loss over 64 sequences of $8L$. The **extension ratio** is where the
+# loss, in buckets of $L/8$ positions, first exceeds its in-range level (the mean over positions
+# $L/2..L$) by 0.1 nats, divided by $L$.
 
 # %%
 T_long = 8 * L
@@ -174,21 +171,26 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# RoPE is better in range and breaks almost at once past $L$: positions it has never seen
-# mean rotations it has never seen. NoPE is a little worse in range (by about 0.2 nats);
-# past $L$ its loss also starts to rise at once, but *gently*, never as badly as RoPE.
+# RoPE is better in range and breaks almost at once past $L$: unseen positions mean unseen
+# rotations. NoPE is about 0.2 nats worse in range; past $L$ its loss rises at once too, but
+# *gently*: just past $L$ by about 0.3 nats where RoPE's rises by 1.5. The extension ratio cannot
+# tell them apart: it is 1.0 for all four models, the measure's floor.
 #
-# The extension ratios cannot tell the two apart: all four are 1.0, the lowest value the
-# measure can take (for NoPE as for RoPE, the first bucket of $L/8$ past $L$ is already
-# over the margin; lesson 12 measures them again on 256 sequences, with bootstrap intervals).
-# So we assert coarser versions, on every seed, each failed by the control of swapping the
-# two models:
-# - in range, RoPE's loss is lower by more than 0.1 nats (we measured 0.18 and 0.22: the first
-#   buckets above);
-# - from $L$ to $2L$, RoPE's loss rises above its in-range level (positions $L/2..L$) by
-#   more than NoPE's does, by over 0.5 nats (printed below);
-# - at $2L$-$8L$, NoPE's loss is lower. We measured 1.4 and 0.8 nats lower (seeds 0 and 1,
-#   from the buckets above); that gap differs between the seeds by 0.6, so we assert only its sign.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# All four extension ratios are 1.0 because, for NoPE as for RoPE, the first bucket of $L/8$ past
+# $L$ is already over the 0.1-nat margin; printed, not asserted. Lesson 12 measures them again on
+# 256 sequences, with bootstrap intervals. Instead we assert coarser versions on every seed, each
+# failed by the control of swapping the two models:
+# - in range, RoPE's loss is lower by more than 0.1 nats (measured 0.18 and 0.22: the first buckets
+#   above);
+# - from $L$ to $2L$, RoPE's loss rises above its in-range level (positions $L/2..L$) by over 0.5
+#   nats more than NoPE's does (measured +1.62 and +1.48 for RoPE, +0.28 and +0.35 for NoPE: printed
+#   below);
+# - at $2L$-$8L$, NoPE's loss is lower. We measured 1.4 and 0.8 nats lower (seeds 0 and 1, from the
+#   buckets above); that gap differs between the seeds by 0.6, so we assert only its sign.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -204,9 +206,8 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Attention distraction
 #
-# Wang et al. connect NoPE's failure to its attention: past the training length, heads
-# spread their weight over more and more tokens. We measure the attention entropy of
-# every head at every position of the long sequences.
+# Wang et al. tie NoPE's failure to attention spreading out past the training length. We measure the
+# entropy of every head at every position of the long sequences.
 
 # %%
 entropy = {}
@@ -240,19 +241,21 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
-# A rising entropy alone proves little. Uniform attention over the $i+1$ visible keys has
-# entropy $\log(i+1)$, so *any* head that stays spread out has a rising entropy: from
-# positions $L/2..L$ to $4L..8L$, uniform attention's rises by about 2.06 nats. That is the
-# control a rise must beat: a head whose entropy rises *faster* than uniform attention's is
-# closing in on the uniform line, losing the focus it had in range. We compare each
-# layer's rise with it, and assert that the mean over layers beats it by more than 0.15
-# nats on every seed (uniform attention fails that by construction, and a head with a fixed
-# window, whose entropy stays flat, fails it by 2.2 nats).
+# A rising entropy alone proves little: uniform attention over the $i+1$ visible keys has entropy
+# $\log(i+1)$, which rises by 2.06 nats from positions $L/2..L$ to $4L..8L$. A head whose entropy
+# rises faster is closing in on the uniform line, losing its focus; so we compare each layer's rise
+# with that. The loss grows with position too, so we print its correlation with both the entropy and
+# $\log(\text{position})$: the first is only evidence if it beats the second.
 #
-# And the loss? Past $L$, buckets with higher entropy have higher loss. But both grow with
-# position, so we print, beside that correlation, the loss's correlation with
-# $\log(\text{position})$, the entropy of uniform attention: a correlation is only evidence
-# if it beats that one. We assert neither.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed: the mean over layers of NoPE's entropy rise beats uniform attention's by
+# more than 0.15 nats (measured 2.40 and 2.47 against 2.06; per layer 1.88, 1.22, 3.18, 3.31 on seed
+# 0 and 1.92, 1.98, 2.59, 3.38 on seed 1). Uniform attention, the control, fails that by
+# construction, and a head with a fixed window, whose entropy stays flat, fails it by 2.2 nats.
+# Neither correlation is asserted.
+#
+# </details>
 
 # %%
 in_range, far = slice(L // 2, L), slice(4 * L, 8 * L)
@@ -274,39 +277,36 @@ for seed in P.seeds:
     assert sum(rise) / len(rise) > uniform_rise + 0.15, (rise, uniform_rise)
 
 # %% [markdown]
-# On average over layers, NoPE's entropy far past $L$ rises faster than uniform attention's
-# (we measured 2.40 and 2.47 nats against 2.06). The lower layers rise more slowly than
-# uniform (1.2-2.0 nats), the upper layers much faster (2.6-3.4): heads that were sharp in
-# range spread their weight far past it. That is the paper's *attention distraction*, in a
-# model of about 0.2 million parameters (printed at the top). Whether it *causes* the loss
-# to rise, the correlations cannot say: the loss follows log(position) about as closely as
-# it follows the entropy. Lesson 7 intervenes, lowering the entropy with a temperature,
-# and checks whether the loss follows.
+# On average over layers, NoPE's entropy far past $L$ rises faster than uniform attention's: the
+# lower layers more slowly, the upper ones much faster (2.6-3.4 nats against 2.06). Heads that were
+# sharp in range spread their weight far past it: the paper's *attention distraction*, in a
+# 0.2-million-parameter model. Whether it *causes* the rising loss the correlations cannot say: the
+# loss follows log(position) as closely as the entropy (0.95 and 0.96 for both). Lesson 7 lowers the
+# entropy with a temperature and checks whether the loss follows.
 #
 # ## Our numbers next to the paper's
 #
 # | | Wang et al. (2024) | here (CPU profile, 2 seeds) |
 # |---|---|---|
-# | NoPE in range | close to RoPE | about 0.2 nats worse than RoPE |
-# | extension before the loss rises | NoPE about +20% (2K to 2.4K), RoPE about +10% | both 1.0 on every seed, the measure's floor: neither holds its in-range loss for one bucket of $L/8$ past $L$; printed, not asserted |
-# | far past training | both fail; NoPE more gently | at $2L$-$8L$, RoPE's loss about 3 nats above its in-range level, NoPE's 1.5-2.0 |
-# | failure and entropy | entropy grows with length (attention distraction) | entropy rises faster than uniform attention's would (mean over layers); it correlates with the loss, but so does position itself |
-# | position in a causal NoPE | implicit, through the causal mask (shown before by Haviv et al. 2022, Chi et al. 2023) | linear probe $R^2$ 0.39-0.48 at the best layer (untrained: up to 0.27; bidirectional: below 0; RoPE: about 0) |
+# | NoPE in range | close to RoPE | about 0.2 nats worse |
+# | extension before the loss rises | NoPE about +20% (2K to 2.4K), RoPE about +10% | 1.0 for all four, the measure's floor (printed, not asserted) |
+# | far past training | both fail; NoPE more gently | at $2L$-$8L$ RoPE's loss about 3 nats above its in-range level, NoPE's 1.5-2.0 |
+# | failure and entropy | entropy grows with length (attention distraction) | rises faster than uniform attention's (mean over layers); correlates with the loss, as position does |
+# | position in a causal NoPE | implicit, through the causal mask (Haviv et al. 2022, Chi et al. 2023) | probe $R^2$ 0.39-0.48 at the best layer (untrained: 0.27; bidirectional: below 0; RoPE: about 0) |
 
 # %% [markdown]
 # ## Takeaways
 #
 # - A causal Transformer with no position encoding still knows where it is: a linear probe reads the
-#   position from the trained NoPE models with $R^2$ 0.39-0.48, and from an untrained one with up to
-#   0.27, because the causal mask makes row $i$ average over $i + 1$ values; a bidirectional NoPE
-#   model gives nothing (below 0).
+#   position from trained NoPE models ($R^2$ 0.39-0.48) and even from an untrained one (0.27),
+#   because the causal mask makes row $i$ average over $i + 1$ values; a bidirectional NoPE model
+#   gives nothing.
 # - Past the training length RoPE breaks at once (over $L..2L$ its loss rises 1.48-1.62 nats above
-#   its in-range level) while NoPE degrades gently (0.28-0.35), although NoPE is about 0.2 nats
-#   worse in range; the extension ratio (1.0 for all four) cannot tell them apart at $L = 32$.
-# - Far past $L$, NoPE's attention spreads out faster than even uniform attention's entropy would
-#   grow (a mean rise of 2.40 and 2.47 nats against 2.06): the paper's attention distraction. It
-#   goes with the rising loss, but a correlation alone (0.95-0.96, as high as position's own) cannot
-#   show that it causes it.
+#   its in-range level), NoPE degrades gently (0.28-0.35) though it is about 0.2 nats worse in
+#   range; the extension ratio (1.0 for all four) cannot tell them apart.
+# - Far past $L$, NoPE's attention spreads out faster than uniform attention's would (a mean entropy
+#   rise of 2.40 and 2.47 nats against 2.06): the paper's attention distraction. It goes with the
+#   rising loss, but a correlation (0.95-0.96, as high as position's) cannot show it causes it.
 #
 # ## Check your understanding
 #
@@ -338,14 +338,15 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 3. The extension ratio depends on the margin and bucket size. Recompute it for a margin of
-#    0.05 and 0.2 nats (the cell is a one-liner). At 0.1 nats both ratios are 1.0; does either margin separate NoPE from RoPE?
+# 3. The extension ratio depends on the margin and bucket size. Recompute it for a margin of 0.05
+#    and 0.2 nats (the cell is a one-liner). At 0.1 nats both ratios are 1.0; does either margin
+#    separate NoPE from RoPE?
 #
 #    <details><summary>Answer</summary>
 #
-#    With `minilm.measure.extension_ratio(loss, L, margin=m)` on the stored curves. A margin of 0.05 cannot
-#    help: a smaller margin is crossed at the same bucket or earlier, and at 0.1 all four ratios
-#    already sit at the floor, 1.0. A margin of 0.2 might: over $L..2L$ RoPE's loss rises by
+#    With `minilm.measure.extension_ratio(loss, L, margin=m)` on the stored curves. A margin of 0.05
+#    cannot help: a smaller margin is crossed at the same bucket or earlier, and at 0.1 all four
+#    ratios already sit at the floor, 1.0. A margin of 0.2 might: over $L..2L$ RoPE's loss rises by
 #    1.48-1.62 nats and NoPE's by 0.28-0.35, so NoPE's first buckets past $L$ may stay under 0.2
 #    while RoPE's surely do not. Run it and see. Either way, a ratio that changes its verdict with
 #    the margin is a fragile measure; lesson 12's rise with an interval separates the two robustly.
@@ -358,13 +359,15 @@ for seed in P.seeds:
 #    <details><summary>Answer</summary>
 #
 #    Intervene on the entropy while keeping everything else fixed, then watch the loss. Far past
-#    $L$, lower the entropy with a temperature $\lambda > 1$ on the same sequences and positions
-#    (position can no longer be the confound): if the loss falls as the entropy falls, the spreading
-#    is at least part of the cause; if the entropy falls and the loss does not, it is a symptom. In
-#    range, raise the entropy with $\lambda < 1$: the loss should rise if the same mechanism is at
-#    work. Sharpening only the layers whose entropy rose fastest against only the others says which
-#    heads carry it. Lesson 7 does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 10 the
-#    last.
+#    $L$, lower the entropy with a logit multiplier $\lambda > 1$ on the same sequences and
+#    positions (position can no longer be the confound). $\lambda$ *multiplies* the logits: an
+#    inverse temperature, which the NoPE paper calls a temperature (the usual temperature divides).
+#    If the loss falls as the entropy falls, the spreading is at least part of the cause; if the
+#    entropy falls and the loss does not, it is a symptom. In range, raise the entropy with
+#    $\lambda < 1$: the loss should rise if the same mechanism is at work. Sharpening only the
+#    layers whose entropy rose fastest against only the others says which heads carry it. Lesson 7
+#    does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 10 the last, on a retrieval
+#    task.
 #
 #    </details>
 #

@@ -1,21 +1,22 @@
 # %% [markdown]
 # # Lesson 8 — One idea everywhere: logits × (1 + c ln s)
 #
-# **What you will learn**
-# - that the length rules of this course, and of several production models, are one idea:
-#   multiply the attention logits by a factor that grows like the log of the length;
-# - how they differ (the constant $c$, where they switch on, whether they are learned);
-# - how a model that *learns* its own per-head $s \cdot \log n$ factor from the start
-#   (Scalable-Softmax style) extrapolates, next to the fixed rules and head-based scaling;
-# - the course in one table.
+# **Model and length.** Lesson 6's causal NoPE Transformers (d64, 4 layers, 4 heads), trained at
+# $L = 32$ on text, and the same architecture trained with a learned per-head factor; two seeds.
 #
-# **Why the same shape keeps appearing.** Lesson 5's rule of thumb: attention entropy grows
-# like $\log n$ when a row spreads over more keys, and a temperature $\lambda$ lowers entropy
-# about in proportion to $\lambda$. Holding entropy then needs $\lambda$ to grow like $\log n$
-# (for Gaussian scores the same argument gives $\sqrt{\log n}$: the shape is a convention
-# that works, not a law). Writing
-# $s = n / L$ for the ratio to the training length, $\log_L n = 1 + \ln s / \ln L$: every rule
-# below is $1 + c \ln s$ for some $c$, or close to it.
+# **What you will learn**
+# - that the length rules of this course and of production models are one idea: multiply the
+#   attention logits by a factor that grows like the log of the length;
+# - how they differ (the constant $c$, where they switch on, whether they are learned);
+# - how a model that *learns* its own per-head $c_h \log n$ factor from the start
+#   (Scalable-Softmax style) extrapolates, next to the fixed rules and head-based scaling.
+#
+# **Why the same shape keeps appearing.** Attention entropy grows like $\log n$ when a row
+# spreads over more keys (lesson 5), and multiplying the logits by $\lambda$ lowers it about in
+# proportion to $\lambda$ (the NoPE paper calls $\lambda$ a temperature; it is an inverse one,
+# as the usual temperature divides the logits). Holding entropy then needs $\lambda$ to grow like
+# $\log n$: a convention that works, not a law (Gaussian scores give $\sqrt{\log n}$). With
+# $s = n / L$, $\log_L n = 1 + \ln s / \ln L$: every rule below is about $1 + c \ln s$.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -54,14 +55,18 @@ print(f"profile {P.name}: NoPE Transformers d{P.d_model} x {P.nope_rope_layers} 
 # | YaRN (Peng et al. 2023) | $q$ and $k$ each by $0.1 \ln s + 1$, so the logits by $(0.1 \ln s + 1)^2 \approx 1 + 0.2 \ln s$ | about 0.2 |
 # | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \log n$, $c_h$ learned per head (the paper's $s$) | learned |
 #
-# Su's and Qwen's rule are "keep entropy constant" with a length of the model as base:
-# Su's the training length, Qwen's the `seq_length` of its config. The NoPE fit is
-# measured: the best uniform temperature at each position. Llama 4 applies a gentle stepped
-# version in its position-free layers; its 8192 is a constant of the rule (`floor_scale`),
-# not a training length, and the factor is already $1 + 0.1 \ln 2 \approx 1.069$ at
-# $pos + 1 = 8192$. In the plot below its $s$ means $(pos+1)/8192$, so its curve starts at
-# 1.069 at $s = 1$ where the others start at 1. YaRN multiplies the logits as part of its
-# RoPE stretch. Scalable-Softmax lets every head learn its own slope.
+# <details><summary>Where the rules come from, and Llama 4's curve in the plot</summary>
+#
+# Su and Qwen hold entropy with a length of the model as base (Su's the training length, Qwen's
+# its config's `seq_length`); the NoPE fit is measured (the best $\lambda$ per position); Llama 4
+# steps gently in its position-free layers; YaRN's factor is part of its RoPE stretch; in
+# Scalable-Softmax every head learns its own slope.
+#
+# Llama 4's 8192 is a constant of the rule (`floor_scale`), not a training length, so its factor
+# is already $1 + 0.1 \ln 2 \approx 1.069$ at $pos + 1 = 8192$. The plot draws it against
+# $(pos+1)/8192$, so it starts at 1.069 where the others start at 1.
+#
+# </details>
 
 # %%
 s = torch.linspace(1, 16, 300)
@@ -92,16 +97,14 @@ plt.show()
 # %% [markdown]
 # ## Learning the factor: a Scalable-Softmax-style model
 #
-# In `minilm` this needs no new code. `logn_base=L` multiplies row $i$'s logits by
-# $\log n_i / \log L$, and `learn_temperature=True` trains `model.temperature` (one value per
-# layer and head) with everything else, so each head's logits are multiplied by
-# $t_h \log n_i / \log L = c_h \log n_i$ with a learned $c_h = t_h / \log L$. In a causal model
-# every training sequence contains rows with $n_i = 1 \dots L$, so the factor varies in
-# training and the model learns to use it. We train it from scratch exactly like lesson 6's
-# NoPE model (same steps, data, seeds).
+# `logn_base=L` multiplies row $i$'s logits by $\log n_i / \log L$; `learn_temperature=True`
+# trains `model.temperature` ($t_h$, one per layer and head) with everything else. Each head's
+# logits are then multiplied by $c_h \log n_i$, with a learned $c_h = t_h / \log L$. Every
+# causal training sequence has rows with $n_i = 1 \dots L$, so the model learns to use the
+# factor. We train it like lesson 6's NoPE model (same steps, data, seeds).
 #
-# **Time:** with an empty cache the next cell takes about 2 minutes on 2 CPU cores (the learned
-# model; the plain one is lesson 6's); run again, it loads both in seconds.
+# **Time:** about 2 minutes on 2 CPU cores the first time (lesson 6 trained the plain model),
+# seconds once cached.
 
 # %%
 def nope(**extra):
@@ -122,15 +125,13 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Extrapolation: fixed rules, searched temperatures, learned factor
 #
-# All on the same NoPE architecture, at 1x to 8x the training length (mean loss over all
-# positions, 2 seeds):
+# Mean loss over all positions at 1x to 8x the training length, 2 seeds:
 # - **plain**: no factor;
 # - **Su's rule at evaluation**: `logn_base=L` on the plain model;
-# - **NoPE fit**: the paper's per-position rule taken at the last position, $i = T$: one
-#   uniform $\lambda = 1 + 0.397 \ln s$ for each length;
-# - **best uniform**: the best $\lambda$ from a grid, per length (lesson 7);
-# - **head scaling**: lesson 7's per-head temperatures, trained at $4L$;
-# - **learned $c_h \log n$**: the model above, as trained.
+# - **NoPE fit**: the paper's rule at the last position, $i = T$: $\lambda = 1 + 0.397 \ln s$;
+# - **best uniform**: the best $\lambda$ of a grid, per length (lesson 7);
+# - **head scaling**: lesson 7's, trained at $4L$;
+# - **learned $c_h \log n$**: the model above.
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L]
@@ -185,37 +186,42 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# What we measured, asserted below on every seed, each with the control that fails it:
-# - **The paper's slope matches here per length, not per position.** $\lambda = 1 + 0.397 \ln s$
-#   (the paper's per-position fit, on its own model of about a billion parameters), used as
-#   one $\lambda$ per length, is within 0.04 nats of the best $\lambda$ from our grid at 4x and 8x
-#   (we measured at most 0.005; the best $\lambda$ chosen on the search batches, both scored on
-#   the evaluation batches; the bound leaves room for a best $\lambda$ a grid step or two away on
-#   other seeds). Control: $\lambda = 1$, 0.10-0.34 nats from the best there. Fitted
-#   per position, as the paper fitted it, our models want a much steeper slope (lesson 12:
-#   0.60 and 0.70), so the number that transfers is the per-length one. At
-#   2x it matches too (the same loss as the best, to three decimals), but there even
-#   $\lambda = 1$ is only 0.020 and 0.040 nats from the best, so that shows little and is
-#   not asserted.
-# - **Head scaling is the best at its target length** ($4L$) of all six. Its lead over the
-#   best uniform $\lambda$ (where it starts) and over the NoPE rule is 0.035-0.077 nats; over
-#   the others 0.13 nats or more. Control: the best uniform $\lambda$ (its own start, which
-#   ties).
-# - **Su's rule applied to a model trained without it** hurts in range (we measured 0.04 and
-#   0.09 nats): the first rows of a causal model see few keys, and $\log n_i / \log L < 1$
-#   flattens their attention. The two seeds differ by as much as the smaller effect, so what
-#   is asserted is the direction (above 0.01). Control: the same model without it, 0.
+# - **The paper's slope works here per length.** Used as one $\lambda$ per length,
+#   $1 + 0.397 \ln s$ (fitted per position on a billion-parameter model) is as good as our best
+#   $\lambda$; per position our models want a much steeper slope (lesson 12: 0.60 and 0.70).
+# - **Head scaling is the best of the six at its target length** $4L$.
+# - **Su's rule hurts a model trained without it** in range (by 0.04 and 0.09 nats): the first
+#   rows of a causal model see few keys, and $\log n_i / \log L < 1$ flattens their attention.
+# - **The learned factor** differs from plain NoPE by less than two seeds can resolve, and stays
+#   0.165 and 0.263 nats behind a searched $\lambda$ at 4x. Its growth past $L$ is fixed at
+#   $1 + \ln s / \ln L$ ($c = 1/\ln 32 \approx 0.29$; each head learns only its level, $c_h$
+#   0.21 to 0.45 above): less sharpening than the best $\lambda$ wants ($c \approx 0.41$,
+#   lesson 7), and the model never saw $n_i > L$ to learn more. Scalable-Softmax was made for long
+#   training contexts, not $L = 32$.
 #
-# **The learned factor** (trained with it from scratch) we print and do not assert. In
-# range it was 0.016 and 0.043 nats below plain NoPE, and at 4x 0.064-0.067 above it; but
-# two seeds of plain NoPE differ by 0.049 nats in range and 0.155 at 4x, so neither
-# difference is one that two seeds can resolve. What is clear is that it does not come
-# close to a searched $\lambda$ at 4x (0.165 and 0.263 nats behind). In this form the
-# factor's growth past $L$ is fixed at $1 + \ln s / \ln L$ ($c = 1/\ln 32 \approx 0.29$
-# here); each head learns only its level. That is less sharpening than the best uniform
-# $\lambda$ wants ($c \approx 0.41$, lesson 7's fit), and the model never saw $n_i > L$ in training to learn
-# otherwise. Scalable-Softmax was introduced for models trained on long contexts; at
-# $L = 32$ we see no benefit from it that two seeds can resolve, in range or past it.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted on every seed, each with the control that fails it:
+# - the NoPE rule, one $\lambda$ per length, is within 0.04 nats of the best $\lambda$ from our
+#   grid at 4x and 8x (we measured at most 0.005; the best $\lambda$ chosen on the search
+#   batches, both scored on the evaluation batches; the bound leaves room for a best $\lambda$ a
+#   grid step or two away on other seeds). Control: $\lambda = 1$, 0.10-0.34 nats from the best
+#   there. At 2x the rule matches too (the same loss as the best, to three decimals), but there
+#   even $\lambda = 1$ is only 0.02 and 0.04 nats from the best, so that shows little and is not
+#   asserted;
+# - head scaling has the lowest loss of all six at $4L$. Its lead over the best uniform
+#   $\lambda$ (where it starts) and over the NoPE rule is 0.035-0.077 nats; over the others 0.13
+#   nats or more. Control: the best uniform $\lambda$ (its own start, which ties);
+# - Su's rule at evaluation raises the in-range loss by more than 0.01 nats (we measured 0.04
+#   and 0.09). The two seeds differ by as much as the smaller effect, so what is asserted is the
+#   direction. Control: the same model without it, 0.
+#
+# Printed, not asserted: the learned factor minus plain NoPE is $-0.016$ and $-0.043$ nats in
+# range, $+0.067$ and $+0.064$ at 4x, $+0.230$ and $-0.040$ at 8x; two seeds of plain NoPE
+# differ by 0.049 nats in range and 0.155 at 4x, so no difference is one that two seeds can
+# resolve.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -235,24 +241,22 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Our numbers next to the sources'
 #
-# This lesson against its sources (lesson 7 has its own table; the whole course in one table is
-# lesson 13's):
+# Lesson 7 has its own table; the whole course in one table is lesson 13's.
 #
 # | lesson | claim (source) | the source's number | ours (2 seeds) |
 # |---|---|---|---|
-# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule, used per length, is within 0.04 nats of the searched optimum at 4x-8x (measured 0.005) (fitted per position our slope is steeper: lesson 12); a learned $c_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
+# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule per length: within 0.005 nats of the searched optimum at 4x-8x; per position our slope is steeper (lesson 12); a learned $c_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
 #
 # ## Takeaways
 #
-# - Every length rule in use multiplies the logits by about $1 + c \ln s$, $s$ the length ratio:
-#   Su's $c = 1/\ln L$, Qwen's about 0.13, YaRN's about 0.2, the NoPE fit's 0.397, and Llama 4's
-#   stepped 0.1.
-# - On lesson 6's NoPE model, the NoPE rule used as one $\lambda$ per length is as good as a
-#   searched $\lambda$ (within 0.005 nats at 4x-8x), head scaling is the best at its target length,
-#   and Su's rule applied to a model trained without it hurts in range (by 0.04 and 0.09 nats).
-# - A model trained from scratch with a learned per-head $c_h \log n$ (Scalable-Softmax style)
-#   showed no difference from plain NoPE that two seeds can resolve, and stayed 0.165-0.263 nats
-#   behind a searched $\lambda$ at 4x.
+# - Every length rule in use multiplies the logits by about $1 + c \ln s$: Su's $c = 1/\ln L$,
+#   Qwen's about 0.13, YaRN's about 0.2, the NoPE fit's 0.397, Llama 4's stepped 0.1.
+# - On lesson 6's NoPE model, the NoPE rule used per length matches a searched $\lambda$ (within
+#   0.005 nats at 4x-8x), head scaling is the best at $4L$, and Su's rule hurts a model trained
+#   without it in range (by 0.04 and 0.09 nats).
+# - A learned per-head $c_h \log n$ (Scalable-Softmax style) showed no difference from plain
+#   NoPE that two seeds can resolve, and stayed 0.165-0.263 nats behind a searched $\lambda$ at
+#   4x.
 #
 # ## Check your understanding
 #

@@ -6,38 +6,31 @@
 # seeds each.
 #
 # **What you will learn**
-# - how the NoPE paper tests length generalization (passkey retrieval), and how to shrink that
-#   test until a tiny model can learn it;
-# - how to build it so that attention distraction is the *only* way to fail past the training
-#   length, and what NoPE and RoPE do past $L$;
-# - how much of the lost retrieval each fix brings back: a searched temperature, Su's
-#   entropy-invariant $\log_L n$, the NoPE paper's $1 + 0.397 \ln s$ (per length and per
-#   position); and why none of them helps RoPE;
-# - how the temperature that retrieves best grows with length, next to the two rules;
-# - how to state a result over seeds: the mean, and an interval for it that accounts for how
-#   much seeds differ.
+# - how the NoPE paper tests length generalization (passkey retrieval), shrunk until a tiny model
+#   can learn it;
+# - a version where attention distraction is the *only* way to fail past $L$, and what NoPE and
+#   RoPE do there;
+# - how much lost retrieval each fix brings back (a searched temperature, Su's entropy-invariant
+#   $\log_L n$, the NoPE paper's $1 + 0.397 \ln s$ per length and per position), and why none
+#   helps RoPE;
+# - how the best-retrieving temperature grows with length, next to the two rules;
+# - how to state a result over seeds: the mean, and an interval that accounts for how much seeds
+#   differ.
 #
-# Lesson 10 then asks *why* the temperature works (entropy, needle share, which heads), and
-# trains it per head (head-based scaling, with and without its clamp and start), on the same
-# models. Lessons 11 and 12 put the task into text.
+# **The source.** Wang et al. (2024) test length generalization with passkey retrieval (LongLoRA's
+# prompt, Chen et al. 2023): filler text, the needle "The pass key is K. Remember it. K is the pass
+# key." at some depth, then "What is the pass key? The pass key is", scored by greedy exact match
+# of the 5-digit key. Past the training length NoPE's attention spreads ever thinner
+# (*distraction*) and retrieval fails; a temperature on the logits brings much of it back, and
+# head-based scaling does best. Their needle and question alone are about 95 characters, three
+# times our $L = 32$: we shrink the prompt.
 #
-# **The source.** Wang et al. (2024) test length generalization with passkey retrieval (the
-# prompt of LongLoRA, Chen et al. 2023): filler text, the needle "The pass key is K. Remember
-# it. K is the pass key." at some depth, then "What is the pass key? The pass key is", with a
-# 5-digit key scored by greedy exact match over lengths and depths. They report that NoPE's
-# retrieval fails past the training length with attention spread ever thinner (distraction),
-# that a temperature on the logits brings much of it back, and that head-based scaling does
-# best. That prompt does not fit a tiny character model: the needle and the question alone are
-# about 95 characters, three times our $L = 32$. We shrink it until it fits.
-#
-# **Why a haystack of random letters.** A prompt made of text mixes several failures: the filler
-# is language the model reads and is distracted by in its own way, the positions pass $L$, the
-# model must also keep predicting text (lessons 11 and 12 meet all of them). Here we remove all
-# but one. The filler is random letters: nothing in it can be read, learned or mistaken for the
-# needle. The model learns retrieval and nothing else. What can still go wrong past $L$ is that
-# the needle's share of attention shrinks as the haystack grows: distraction, in the sense of
-# Wang et al. (2024), and the quantity Su's entropy invariance (kexue.fm/archives/8823) was
-# derived to hold.
+# **Why random letters.** A text filler mixes failures: the model reads the filler, and must keep
+# predicting text too. Random letters leave one: nothing in them can be read or mistaken for the
+# needle, and the model learns retrieval alone. Past $L$ only the needle's share of attention can
+# shrink as the haystack grows: distraction, the quantity Su's entropy invariance
+# (kexue.fm/archives/8823) was derived to hold. Lesson 10 asks *why* the temperature works and
+# trains it per head; lessons 11 and 12 put the task into text.
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -68,15 +61,13 @@ print(f"profile {P.name}: Transformers d{P.controlled_d_model} x {P.controlled_l
 # %% [markdown]
 # ## The task
 #
-# The needle is a marker and a 3-digit key, `@417`; the question is one character, `?`, and
-# the answer is the key again: a window is `filler + "@" + key + filler + "?" + key`. So a
-# window of $L = 32$ input characters holds 25 of filler and 7 of structure (`@`, the key, `?`
-# and the answer's first two digits; its last digit is only a target), and the needle can sit
-# at any depth: 0 puts it first, 1 right before the question. The filler is drawn letter by
-# letter, uniformly, from the 26 lowercase letters: no `@`, no `?`, no digit
-# (`minilm.data.retrieval_rows(..., filler="random")`). The loss counts the key's three digits
-# after the `?` only. Every row that writes a digit of the answer must find the needle, however
-# far back it is:
+# The needle is a marker and a 3-digit key, `@417`; the question is `?`, and the answer is the
+# key again: a window is `filler + "@" + key + filler + "?" + key`. At $L = 32$ that is 25
+# characters of filler and 7 of structure (`@`, the key, `?`, the answer's first two digits; the
+# last is only a target), with the needle at any depth: 0 puts it first, 1 right before the
+# question. The filler is uniform over the 26 lowercase letters, so no `@`, `?` or digit
+# (`minilm.data.retrieval_rows(..., filler="random")`). The loss counts only the key's three digits
+# after the `?`, and every row that writes one must find the needle, however far back:
 
 # %%
 draw_retrieval_prompt()
@@ -84,9 +75,9 @@ plt.show()
 
 # %% [markdown]
 # **Exact match** asks for all three digits under greedy decoding. With the true digits fed
-# back, greedy decoding writes the key exactly when the most likely next character is right at
-# each of the three answer positions, so one forward pass scores a prompt
-# (`minilm.measure.exact_match`). Four windows of the training length:
+# back, the key comes out exactly when the most likely next character is right at each of the
+# three answer positions, so one forward pass scores a prompt (`minilm.measure.exact_match`).
+# Four windows of the training length:
 
 # %%
 x, y = retrieval_batch(corpus, None, 4, L, torch.Generator().manual_seed(0), filler="random")
@@ -97,10 +88,9 @@ print(f"filler alphabet: {RANDOM_FILLER}")
 # %% [markdown]
 # ## Ten small models, five seeds each
 #
-# A causal Transformer with no position encoding (NoPE) and the same with RoPE, trained from
-# scratch on this task alone at $L$ (`minilm.experiments.controlled_models`: batch 32, learning rate
-# 3e-3, 1000 steps). Small models, so five seeds each: with an empty cache this cell trains
-# all ten in about 2.5 minutes on 2 CPU cores (two at a time); later runs load them from the cache.
+# A causal Transformer with no position encoding (NoPE) and the same with RoPE, trained on this
+# task alone at $L$ (`minilm.experiments.controlled_models`: batch 32, learning rate 3e-3, 1000
+# steps), five seeds each: about 2.5 minutes on 2 CPU cores with an empty cache, then cached.
 
 # %%
 models = controlled_models(P, corpus)   # {(pos, seed): model}
@@ -108,12 +98,20 @@ models = controlled_models(P, corpus)   # {(pos, seed): model}
 # %% [markdown]
 # ## In range, and past it
 #
-# Exact match at $L$ to $16L$, 20 prompts at each of five needle depths (0, 1/4, 1/2, 3/4, 1)
-# per length, the same prompts for every model. Each cell of the table is the mean over the
-# five seeds, with a 90% interval for that mean (`minilm.seed_interval`: mean $\pm\, t_{0.95,4}
-# \cdot sd/\sqrt 5$), then the five seeds' own values (`minilm.over_seeds` prints them so). The
-# interval says where the mean over all seeds (what the recipe gives on average) likely lies;
-# the lesson's assertions are made on it.
+# Exact match at $L$ to $16L$: 20 prompts at each of five needle depths (0, 1/4, 1/2, 3/4, 1) per
+# length, the same for every model. Each cell is the mean over the five seeds, a 90% interval
+# for it (`minilm.seed_interval`: mean $\pm\, t_{0.95,4} \cdot sd/\sqrt 5$), then each seed's
+# value. The interval says where the mean over all seeds, what the recipe gives on average,
+# likely lies; the lesson's claims are made on it.
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted (the cell after the table): in range, the lower end of each interval is above 0.8
+# (NoPE 0.97 [0.96, 0.99], RoPE 0.99 [0.98, 1]). The control is an untrained NoPE model, which
+# must stay below 0.05 at $L$ (chance is 1/900): it gets 0.000. The failures past $L$ are not
+# asserted: a lesson asserts what its models do, not what they fail to do.
+#
+# </details>
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L, 16 * L]
@@ -146,38 +144,39 @@ assert in_range["nope"][1] > 0.8 and in_range["rope"][1] > 0.8, in_range
 assert untrained_at_L < 0.05   # the control: chance is 1/900
 
 # %% [markdown]
-# **In range both learn the task**: exact match 0.97 for NoPE and 0.99 for RoPE on the mean
-# of five seeds, where an untrained model gets 0.000 (it would have to guess three digits,
-# one chance in 900). Asserted: the lower end of each interval is above 0.8.
+# **In range both learn the task**: exact match 0.97 for NoPE and 0.99 for RoPE (means of five
+# seeds), where an untrained model, guessing three digits, gets 0.000.
 #
 # **Past $L$ they fail differently.** NoPE loses retrieval gradually: 0.85 at $2L$, 0.48 at
 # $4L$, 0.14 at $8L$, 0.03 at $16L$. RoPE collapses at once: 0.29 at $2L$, 0.05 at $4L$. The
-# seeds differ a lot (NoPE at $2L$: from 0.60 to 0.96), and on the machine that built this
-# notebook one of them, seed 4, learned the task least well (0.95 in range, the only one below
-# 0.97) and loses it first (0.60 at $2L$ and 0.26 at $4L$, the lowest of the five; which seed
-# that is, and by how much, changes with the machine). That is why the intervals are wide, and
-# why a claim made on one seed could go either way. We do not assert the failures (a lesson
-# asserts what its models do, not what they fail to do); the rest of the lesson is about getting
+# seeds differ a lot: a claim made on one seed could go either way. The rest of the lesson wins
 # the retrieval back.
+#
+# <details><summary>Reading the table: the seeds</summary>
+#
+# NoPE at $2L$ runs from 0.60 to 0.96 over the seeds. On the machine that built this notebook
+# seed 4 learned the task least well (0.95 in range, the only one below 0.97) and loses it first
+# (0.60 at $2L$ and 0.26 at $4L$, the lowest of the five); which seed that is, and by how much,
+# changes with the machine. That is why the intervals are wide.
+#
+# </details>
 
 # %% [markdown]
 # ## The fixes, on the same prompts
 #
-# For the NoPE models, at every length past $L$:
+# For the NoPE models, at every length $n$ past $L$ ($s = n/L$):
 # - **best uniform $\lambda$** (at $2L$ to $8L$): every logit times the $\lambda$ of a grid (1.0 to
 #   2.4) that retrieves best on *other* prompts (150 per length, another seed:
-#   `minilm.experiments.best_uniform_for_retrieval`), then scored here;
-# - **Su's $\log_L n$** (Su 2021, kexue.fm/archives/8823; the factor of lesson 5), row by row:
-#   row $i$'s logits times $\log n_i / \log L$, $n_i$ the keys it sees (`logn_base=L`); derived,
-#   not searched;
-# - **$1 + 0.397 \ln s$**, $s = T/L$, uniform: the NoPE paper's fitted rule (Wang et al. 2024,
-#   appendix B; `minilm.length_rule("nope_fit", T, L)`), one $\lambda$ per length;
-# - **the same rule per position**, as the paper fitted it: row $i$'s logits times
-#   $1 + 0.397 \ln(n_i / L)$ where $n_i > L$, 1 within $L$ (`model(x, position_scale=(0.397, L))`).
+#   `minilm.experiments.best_uniform_for_retrieval`). $\lambda$ *multiplies* the logits: the paper's temperature is an
+#   inverse one (the usual temperature divides), so $\lambda > 1$ sharpens;
+# - **Su's $\log_L n$** (Su 2021, kexue.fm/archives/8823; lesson 5), row by row: row $i$'s logits
+#   times $\log n_i / \log L$, $n_i$ the keys it sees (`logn_base=L`); derived, not searched;
+# - **$1 + 0.397 \ln s$**: the NoPE paper's fitted rule (Wang et al. 2024, appendix B;
+#   `minilm.length_rule("nope_fit", T, L)`), slope $c = 0.397$, one $\lambda$ per length;
+# - **the same rule per position**, as the paper fitted it: row $i$ times $1 + c \ln(n_i / L)$
+#   where $n_i > L$, 1 within $L$ (`model(x, position_scale=(0.397, L))`).
 #
-# (Head-based scaling, which *trains* a temperature per head, is lesson 10's, with its clamp
-# and start.) For the RoPE models, as the control, at $2L$ and $8L$: the best uniform
-# $\lambda$ (searched the same way) and Su's $\log_L n$.
+# For RoPE, at $2L$ and $8L$: the searched $\lambda$ and Su's $\log_L n$.
 
 # %%
 # a search at 16L costs as much as the rest
@@ -259,23 +258,26 @@ plt.show()
 # **Every temperature rule brings most of NoPE's retrieval back, and none helps RoPE.** At $8L$,
 # where NoPE retrieves 0.14 as trained, the searched $\lambda$ gives 0.69, Su's $\log_L n$
 # 0.69, the NoPE rule 0.67 per length and 0.70 per position. At $16L$ the rules still give
-# 0.63 to 0.67 (from 0.03). Within the seeds' spread the four are the same fix: the
-# intervals overlap almost entirely, and the per-seed values move together (the seed that
-# gains least at $8L$ and $16L$ gains least under every rule there; seed 4 in the stored run).
-# Three of the four need no search at all (Su's, and the NoPE rule both ways), and Su's was
-# derived rather than fitted.
+# 0.63 to 0.67 (from 0.03). Within the seeds' spread the four are one fix, and three need no
+# search (Su's was even derived, not fitted).
 #
-# RoPE is the control. A temperature lifts it a little at $2L$, where some retrieval is left
-# (0.29 to 0.40 with the searched $\lambda$), and hardly at all at $8L$ (0.02 before, 0.03
-# after, a paired gain of 0.01 [-0.01, 0.03], printed below). Its failure is not distraction:
-# its positions past $L$ are rotations it never saw, and no sharpening makes them familiar.
+# <details><summary>Reading the table: the seeds</summary>
 #
-# Su's factor has a price in range: it multiplies the rows that see fewer than $L$ keys by
-# less than 1, softening them, and exact match at $L$ drops from 0.97 to 0.96 on the mean
-# (printed above), most on seed 4 (from 0.95 to 0.88).
-# The per-position rule leaves those rows alone by construction.
+# The intervals of the four fixes overlap almost entirely, and the per-seed values move together:
+# the seed that gains least at $8L$ and $16L$ gains least under every rule there (seed 4 in the
+# stored run).
 #
-# The gains, paired per seed (the same model on the same prompts, with and without the fix):
+# </details>
+#
+# RoPE gains a little at $2L$, where some retrieval is left (0.29 to 0.40 with the searched
+# $\lambda$), and hardly anything at $8L$ (0.02 to 0.03): its positions past $L$ are rotations it
+# never saw, and no sharpening makes them familiar.
+#
+# Su's factor costs a little in range: it softens the rows that see fewer than $L$ keys (a factor
+# below 1), and exact match at $L$ drops from 0.97 to 0.96 (seed 4: 0.95 to 0.88); the
+# per-position rule leaves those rows alone.
+#
+# The gains, paired per seed (the same model and prompts, with and without the fix):
 
 # %%
 def gain(pos, fix, T):
@@ -291,12 +293,21 @@ for T in (8 * L, 16 * L):
                       + over_seeds(gain(pos, fix, T)))
 
 # %% [markdown]
-# At $8L$ every NoPE rule gains 0.53 to 0.56 on the mean, with intervals from about 0.4 to
-# 0.7; RoPE gains 0.01 and 0.00. Asserted: for every NoPE fix the lower end of the interval
-# of its gain is above 0.3, and for RoPE (the control) the upper end is below 0.1. With five
-# seeds and the spread measured here, a mean gain below about 0.46-0.47 would fail the first
-# assertion (0.3 plus the interval's half-width, printed below): it detects large effects
-# only, which is what five seeds of models this different can resolve.
+# At $8L$ every NoPE rule wins back more than half of the prompts (0.53 to 0.56 on the mean);
+# RoPE gains nothing five seeds resolve (0.01 and 0.00).
+#
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Asserted: for every NoPE fix the lower end of the interval of its gain at $8L$ is above 0.3
+# (measured 0.55 [0.38, 0.72] for the searched $\lambda$, 0.55 [0.39, 0.71] for $\log_L n$, 0.53
+# [0.36, 0.69] and 0.56 [0.40, 0.72] for the NoPE rule per length and per position). The control
+# is RoPE: the upper end of its gain's interval is below 0.1 (0.01 [-0.01, 0.03] with the searched
+# $\lambda$, 0.00 [-0.01, 0.01] with $\log_L n$). With five seeds and the spread measured here, a
+# mean gain below about 0.46-0.47 would fail the first assertion (0.3 plus the interval's
+# half-width, printed below): it detects large effects only, which is what five seeds of models
+# this different can resolve.
+#
+# </details>
 
 # %%
 for fix in fixes["nope"][1:]:
@@ -312,10 +323,9 @@ print("smallest mean gain at 8L these assertions can detect (0.3 plus the interv
 # %% [markdown]
 # ## The temperature that retrieves best, and the two rules
 #
-# The search above picked a $\lambda$ per length and seed. Su's $\log_L n$ was derived, not
-# searched, from "keep each row's entropy where training left it" (lesson 5); the NoPE paper's
-# $1 + 0.397 \ln s$ was fitted to a billion-parameter model's text loss. How do they sit against
-# what this task asks for?
+# How do the two rules compare with the $\lambda$ the search picked? Su's $\log_L n$ was derived
+# from "keep each row's entropy where training left it" (lesson 5); the NoPE paper's
+# $1 + 0.397 \ln s$ was fitted to a billion-parameter model's text loss.
 
 # %%
 print(f"{'':>5}{'best-retrieving lambda, mean [90%] (each seed)':>50}"
@@ -325,19 +335,24 @@ for T in searched["nope"]:
           + f"{math.log(T) / math.log(L):>9.2f}{length_rule('nope_fit', T, L):>16.2f}")
 
 # %% [markdown]
-# The best-retrieving $\lambda$ grows with length, 1.20 at $2L$, 1.52 at $4L$, 1.68 at $8L$ on the
-# mean, and Su's $\log_L n$ (1.20, 1.40, 1.60) sits at or below it, by 0.00, 0.12 and 0.08. The
-# NoPE rule asks more (1.28, 1.55, 1.83), 0.08, 0.03 and 0.15 above it: on the mean Su's is the
-# nearer at $2L$ and $8L$, the NoPE rule at $4L$, and both lie inside every interval. The seeds'
-# own choices range from 1.4 to 2.4 at $8L$, and the interval there is 0.8 wide: five seeds cannot
-# tell the two rules apart, and the mean of five other seeds could sit nearer either. What they
-# do show, and what is asserted: the best $\lambda$ grows with the length (at $8L$ it is above its
-# value at $2L$ by more than 0.1 on the lower end of the paired interval, printed below: 0.48
-# [0.19, 0.77]; the control is a constant $\lambda$, 0), and at $4L$ and $8L$ it is clearly
-# above 1 (the lower end of its interval above 1.1; the control is $\lambda = 1$ itself).
+# **The best-retrieving $\lambda$ grows with length**: 1.20 at $2L$, 1.52 at $4L$, 1.68 at $8L$ on
+# the mean. Su's $\log_L n$ (1.20, 1.40, 1.60) sits at or just below it, the NoPE rule (1.28, 1.55,
+# 1.83) just above, and both lie inside its interval at every length: five seeds cannot tell the
+# two rules apart. Why a rule derived from entropy fits so well is lesson 10's question.
 #
-# Why would a rule derived from entropy predict the temperature that retrieves best? Lesson 10
-# looks inside: at the entropy and the needle mass of the rows that read the answer.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# Su's rule is below the mean by 0.00, 0.12 and 0.08, the NoPE rule above it by 0.08, 0.03 and
+# 0.15: on the mean Su's is the nearer at $2L$ and $8L$, the NoPE rule at $4L$. The seeds' own
+# choices range from 1.4 to 2.4 at $8L$, and the interval there is 0.8 wide: the mean of five
+# other seeds could sit nearer either.
+#
+# Asserted: the best $\lambda$ grows with the length (at $8L$ it is above its value at $2L$ by more
+# than 0.1 on the lower end of the paired interval, printed below: 0.48 [0.19, 0.77]; the control
+# is a constant $\lambda$, 0), and at $4L$ and $8L$ it is clearly above 1 (the lower end of its
+# interval above 1.1: 1.35 and 1.28; the control is $\lambda = 1$ itself).
+#
+# </details>
 
 # %%
 growth = [best["nope", s, 8 * L] - best["nope", s, 2 * L] for s in SEEDS]
@@ -351,29 +366,28 @@ for T in (4 * L, 8 * L):
 #
 # | | the source | here (controlled task, CPU profile, 5 seeds) |
 # |---|---|---|
-# | NoPE past $L$ | fails beyond its training length, a little later than RoPE (Wang et al. 2024) | exact match 0.97 in range, 0.85 / 0.48 / 0.14 / 0.03 at $2L$ / $4L$ / $8L$ / $16L$; RoPE 0.99, then 0.29 / 0.05 / 0.02 / 0.01 |
-# | a uniform temperature | about 1.2 / 1.5 / 1.8 at 2x / 4x / 8x the training length (Wang et al. 2024, section 2.4, on perplexity) | best for retrieval 1.20 / 1.52 / 1.68 (mean of 5 seeds); at $8L$ it restores 0.69 from 0.14 |
-# | $\log_L n$ | keeps the entropy constant; helps a masked LM extrapolate (Su 2021) | zero-shot, row by row: 0.69 at $8L$ and 0.65 at $16L$, as good as the searched $\lambda$; inside the interval of the best-retrieving $\lambda$ at every length, 0.00 to 0.12 below its mean |
-# | $1 + 0.397 \ln s$ | the best uniform scale fitted per position (Wang et al. 2024, appendix B) | per length 0.67, per position 0.70 at $8L$; inside the interval of the best-retrieving $\lambda$ |
-# | RoPE and a temperature | (not tested by either source) | no gain at $8L$ that five seeds resolve (0.01 [-0.01, 0.03] with the searched $\lambda$, 0.00 [-0.01, 0.01] with $\log_L n$): its failure is not distraction |
+# | NoPE past $L$ | fails beyond its training length, a little later than RoPE (Wang et al. 2024) | exact match 0.97 in range, then 0.85 / 0.48 / 0.14 / 0.03 at $2L$ to $16L$; RoPE 0.99, then 0.29 / 0.05 / 0.02 / 0.01 |
+# | a uniform temperature | about 1.2 / 1.5 / 1.8 at 2x / 4x / 8x the training length (Wang et al. 2024, section 2.4, on perplexity) | best for retrieval 1.20 / 1.52 / 1.68; at $8L$ 0.69 from 0.14 |
+# | $\log_L n$ | keeps the entropy constant; helps a masked LM extrapolate (Su 2021) | zero-shot: 0.69 at $8L$, 0.65 at $16L$; inside the best $\lambda$'s interval |
+# | $1 + 0.397 \ln s$ | the best uniform scale fitted per position (Wang et al. 2024, appendix B) | 0.67 per length, 0.70 per position at $8L$; inside the best $\lambda$'s interval |
+# | RoPE and a temperature | (not tested by either source) | no gain resolved at $8L$ (0.01, 0.00): not distraction |
 #
 # ## Takeaways
 #
-# - With random-letter filler, distraction is the only failure left, and NoPE shows it cleanly:
-#   exact match 0.97 in range, then 0.85, 0.48, 0.14 and 0.03 at $2L$ to $16L$ (RoPE: 0.99, then
-#   0.29, 0.05, 0.02, 0.01; means of five seeds).
-# - Every temperature rule brings most of it back, with no training: at $8L$ the searched $\lambda$
-#   gives 0.69, Su's $\log_L n$ 0.69, the NoPE rule 0.67 per length and 0.70 per position (from
-#   0.14). RoPE gains nothing five seeds resolve (0.01 and 0.00): its failure is unseen rotations,
-#   not distraction.
-# - The temperature that retrieves best grows with length (1.20, 1.52, 1.68 at $2L$, $4L$, $8L$),
-#   and Su's derived $\log_L n$ (1.20, 1.40, 1.60) sits inside its interval at every length, 0.00
-#   to 0.12 below its mean (as does the NoPE rule, 1.28, 1.55, 1.83, above it).
+# - With random-letter filler only distraction is left, and NoPE shows it: exact match 0.97 in
+#   range, then 0.85, 0.48, 0.14 and 0.03 at $2L$ to $16L$ (RoPE: 0.99, then 0.29, 0.05, 0.02,
+#   0.01; means of five seeds).
+# - Every temperature rule brings most of it back, untrained: at $8L$ 0.69 with the searched
+#   $\lambda$ or Su's $\log_L n$, 0.67 and 0.70 with the NoPE rule per length and per position
+#   (from 0.14). RoPE gains nothing: its failure is unseen rotations, not distraction.
+# - The best-retrieving $\lambda$ grows with length (1.20, 1.52, 1.68 at $2L$, $4L$, $8L$); Su's
+#   derived $\log_L n$ (1.20, 1.40, 1.60) and the NoPE rule (1.28, 1.55, 1.83) both sit inside its
+#   interval.
 #
 # ## Check your understanding
 #
 # 1. Why does random-letter filler make distraction the *only* failure left past $L$? Name two
-#    failures a text filler adds (lessons 11-12 met both).
+#    failures a text filler adds (lessons 11-12 will meet both).
 #
 #    <details><summary>Answer</summary>
 #
@@ -382,8 +396,9 @@ for T in (4 * L, 8 * L):
 #    only thing that changes past $L$ is that more filler keys compete for the answer rows'
 #    attention. A text filler adds, for example: (1) language the model reads and attends to in its
 #    own way, so attention can go to text, not just spread over it; (2) a second task, predicting
-#    the text, which fails past $L$ for its own reasons and shares the model's capacity. Lesson 12's
-#    seed 0, which found the needle and still did not retrieve, is a failure of that mixed kind.
+#    the text, which fails past $L$ for its own reasons and shares the model's capacity. Lesson 12
+#    meets a model that finds the needle again and still does not retrieve: a failure of that mixed
+#    kind.
 #
 #    </details>
 #
@@ -432,15 +447,15 @@ for T in (4 * L, 8 * L):
 # 5. The assertion on the gains asks the interval's lower end to clear 0.3, so it can detect a
 #    mean gain of about 0.46-0.47 and no smaller. How many seeds would the same test with a
 #    margin of 0 ("is there any gain?") need to detect a mean gain of 0.2, if the seeds' spread
-#    stayed what it is? (The half-width shrinks like $t_{0.95, n-1}/\sqrt n$.)
+#    stayed what it is? (With $N$ seeds the half-width shrinks like $t_{0.95, N-1}/\sqrt N$.)
 #
 #    <details><summary>Answer</summary>
 #
 #    The half-width at five seeds is about 0.16 (Su's rule: $0.46 - 0.30$), so the gains' standard
 #    deviation is about $0.16\sqrt 5/t_{0.95,4} = 0.16 \cdot 2.236/2.132 \approx 0.17$. With a
 #    margin of 0 the test detects a mean gain of 0.2 when the half-width
-#    $t_{0.95,n-1} \cdot 0.17/\sqrt n$ is below 0.2, that is $t_{0.95,n-1}/\sqrt n < 1.19$: at
-#    $n = 3$, $2.920/1.732 = 1.69$ (half-width 0.28), at $n = 4$, $2.353/2 = 1.18$ (0.198). So four
+#    $t_{0.95,N-1} \cdot 0.17/\sqrt N$ is below 0.2, that is $t_{0.95,N-1}/\sqrt N < 1.19$: at
+#    $N = 3$, $2.920/1.732 = 1.69$ (half-width 0.28), at $N = 4$, $2.353/2 = 1.18$ (0.198). So four
 #    seeds, just; the lesson's five give 0.16 and some room.
 #
 #    </details>
@@ -450,10 +465,11 @@ for T in (4 * L, 8 * L):
 #    <details><summary>Answer</summary>
 #
 #    The solutions (`solutions/09_fix_isolated.ipynb`): the per-position temperature is
-#    $\lambda_i = 1 + a \ln(n_i/L)$ where $n_i > L$ and 1 elsewhere, with $n_i = i + 1$ in a causal
-#    model and $T$ in a bidirectional one (`torch.where` on `torch.arange(1, T + 1)`); the interval
-#    is the mean $\mp\, t \cdot s/\sqrt n$, with $s$ the sample standard deviation (divided by
-#    $n - 1$) and $t$ the Student quantile with $n - 1$ degrees of freedom.
+#    $\lambda_i = 1 + c \ln(n_i/L)$ where $n_i > L$ and 1 elsewhere (the exercise's argument `a` is
+#    the slope $c$), with $n_i = i + 1$ in a causal model and $T$ in a bidirectional one
+#    (`torch.where` on `torch.arange(1, T + 1)`); the interval over $N$ seeds is the mean
+#    $\mp\, t \cdot sd/\sqrt N$, with $sd$ the sample standard deviation (divided by $N - 1$) and
+#    $t$ the Student quantile with $N - 1$ degrees of freedom.
 #
 #    </details>
 #

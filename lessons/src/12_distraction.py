@@ -1,6 +1,10 @@
 # %% [markdown]
 # # Lesson 12 — Why retrieval is lost, and how the paper measures its rule
 #
+# **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads), trained at
+# $L = 32$; two seeds: for distraction the NoPE ones after lesson 11's retrieval mixture, for
+# the fit and the extension ratios the text-only NoPE and RoPE ones.
+#
 # **What you will learn**
 # - whether *attention distraction* explains lesson 11's losses: how much of the question's
 #   attention lands on the needle as the haystack grows, and what a temperature does to it;
@@ -8,20 +12,16 @@
 #   applied to sequences it was not fitted on, and extension ratios with error bars.
 #
 # **The source.** Wang et al. (2024) explain NoPE's failure past the training length by
-# *distraction*: the attention of a long row spreads over ever more keys, its entropy grows,
-# and a temperature on the logits sharpens it again. They fit that temperature per position,
-# $\lambda(i) = 1 + 0.397 \ln(i/L)$ (their appendix B). (Their head-based scaling, and what its
-# clamp and start are for, is lesson 10's subject: on lesson 7's text models neither detail
-# showed; lesson 10 tests them where the temperature clearly matters.)
+# *distraction*: a long row's attention spreads over ever more keys, its entropy grows, and a
+# temperature on the logits sharpens it again. That temperature is the logit multiplier
+# $\lambda$: the logits are multiplied by $\lambda$ (an inverse temperature: the usual
+# temperature divides), so $\lambda > 1$ sharpens. They fit it per position,
+# $\lambda_i = 1 + c \ln(n_i/L)$ with $c = 0.397$ (their appendix B; $n_i$: the keys row $i$
+# sees).
 #
-# We take lesson 11's NoPE models as they are: lesson 6's NoPE Transformers after 1000 steps
-# of the retrieval mixture (the cache returns them if lesson 11 ran; else the first cell trains
-# them, about 6 minutes on 2 CPU cores with lesson 6's), the same prompts, the same
-# temperature search and the same head scaling (`minilm.experiments.best_uniform_for_retrieval`,
-# `minilm.experiments.retrieval_head_scaled`), so every number below that lesson 11 also printed is the
-# same number. Distraction uses the retrieval-trained NoPE models; the per-position fit, its
-# rule applied and the extension ratios go back to lesson 6's text-only models, where the
-# paper measured them (on text loss).
+# Lesson 11's models, prompts, search and head scaling are reused, so the numbers lesson 11
+# printed are the same here (without lesson 11's cache the first cell trains its models:
+# about 6 minutes on 2 CPU cores with lesson 6's).
 #
 # *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
 # yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
@@ -61,11 +61,9 @@ models = retrieval_models(P, corpus, positions=("nope",), progress=False)   # le
 # %% [markdown]
 # ## Lesson 11's fixes, at $8L$
 #
-# The three NoPE settings whose attention we read below: $\lambda = 1$, the best uniform
-# $\lambda$ at each length (searched on separate prompts), and head scaling trained at $4L$
-# (the paper's recipe: 200 steps of 8 sequences, learning rate 0.05, clamp at 1, start at the
-# best uniform $\lambda$ for $4L$). Their exact match at $8L$, 100 prompts at each of five
-# depths, as in lesson 11's table:
+# Lesson 11's exact match at $8L$ (its 500 prompts) for the three NoPE settings whose attention
+# we read below: $\lambda = 1$, the best uniform $\lambda$ per length, and head scaling trained
+# at $4L$.
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L]
@@ -90,17 +88,14 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Distraction: where the question looks
 #
-# In these models the question `?` is the query that must find the needle: the character it
-# predicts is the key's first digit. For every layer and head we measure its attention row:
-# the **mass on the needle** (the weights on `@` and the key's digits) and the row's
-# **entropy**, averaged over 32 prompts at each of the five depths
-# (`minilm.measure.needle_attention`). Uniform attention over the $k$ positions the question sees
-# would put $4/k$ on the needle, with entropy $\ln k$: we divide the entropy by $\ln k$ to
-# compare lengths, and show the mass as it is, next to uniform attention's $4/k$ (the control row).
-#
-# The heads that do the retrieval are those with the most needle mass at $L$. If distraction
-# is the cause, their mass on the needle should fall as the haystack grows, in step with
-# exact match, and a temperature should give it back.
+# The question `?` must find the needle: it predicts the key's first digit. For every layer
+# and head we measure the question's attention row (`minilm.measure.needle_attention`, 32
+# prompts at each depth): its **mass on the needle** (the `@` and the key's digits) and its
+# **entropy**. Uniform attention over the $k$ positions the question sees would put $4/k$ on
+# the needle, with entropy $\ln k$; we divide the entropy by $\ln k$ to compare lengths, and
+# print uniform attention ($\lambda = 0$) as a reference. If distraction is the cause, the
+# needle mass of the head that finds the needle (the one with the most at $L$) should fall as
+# the haystack grows, in step with exact match, and a temperature should give it back.
 
 # %%
 def needle_profile(model, lam_by_length=None):
@@ -159,30 +154,33 @@ plt.show()
 
 # %% [markdown]
 # The head that finds the needle is sharp in range: at $L$ it puts 0.99 and 0.98 of the
-# question's attention on the needle (seeds 0 and 1), with an entropy of 0.13 and 0.08 of
-# uniform's $\ln k$. As the haystack grows, at $\lambda = 1$, it **is distracted**, a little
-# more on seed 1 than on seed 0: at $8L$ its needle mass falls to 0.87 and 0.82, and its
-# entropy rises to 0.19 and 0.24 of $\ln k$. This is not what any long row does: uniform
-# attention keeps its entropy at exactly $\ln k$ (1.00 of it) at every length. The temperature
-# **undoes most of the distraction**: with the best uniform $\lambda$ the mass at $8L$ is back
-# to 0.95 and 0.94 and the entropy down to 0.08 and 0.05; head scaling gets 0.91 and 0.92.
+# question's attention on the needle (seeds 0 and 1). At $\lambda = 1$ it **is distracted** as
+# the haystack grows: at $8L$ its needle mass falls to 0.87 and 0.82, its entropy rises from
+# 0.13 and 0.08 to 0.19 and 0.24 of $\ln k$ (uniform attention: 1.00). The temperature **undoes
+# most of it**: with the best uniform $\lambda$ the mass at $8L$ is back to 0.95 and 0.94, with
+# head scaling to 0.91 and 0.92.
 #
-# But the head's mass does not size exact match. The two move the same way: seed 1, whose
-# head loses more focus at $8L$ (0.82 against 0.87), retrieves less (0.30 against 0.48), and
-# the temperature gives it more of both (mass +0.12, exact match +0.20; on seed 0 +0.08 and
-# +0.02). Yet with the head's focus nearly back (0.95 and 0.94, against 0.99 and 0.98 at $L$)
-# exact match at $8L$ stays at 0.50 on both seeds, against 0.90 and 0.93 in range (lesson 11).
-# So at this size the distraction of this one head explains only part of the lost retrieval.
-# On seed 0 the model finds the needle again at $8L$ and still fails half the time, so the
-# rest of the loss presumably happens later, in reading the key out, or in other heads
-# (neither measured here; see question 1).
+# **But the head's focus does not size exact match.** With that focus nearly back, exact match
+# at $8L$ stays at 0.50 on both seeds, against 0.90 and 0.93 in range. So this head's
+# distraction explains only part of the lost retrieval; the rest presumably happens later, in
+# reading the key out, or in other heads (not measured here; see question 1).
+#
+# <details><summary>How we check it: seed by seed, and why it is not asserted</summary>
+#
+# With the best uniform $\lambda$ the head's entropy at $8L$ falls back to 0.08 and 0.05 of
+# $\ln k$. On seed 0 the model finds the needle again at $8L$ (mass 0.95) and still fails half
+# the time (exact match 0.50). Mass and exact match do move the same way: seed 1, whose head
+# loses more focus at $8L$ (0.82 against 0.87), retrieves less (0.30 against 0.48), and the
+# temperature gives it more of both (mass +0.12, exact match +0.20; on seed 0 +0.08 and +0.02).
 #
 # How much the head's entropy rises is read, not asserted: two seeds of this messy task differ
 # too much to size it, or even to promise its direction on every seed and machine (trained on
 # seeds 50 and 51 instead, it rose by 0.02 and 0.59 of $\ln k$); so is the temperature's gain
-# in needle mass at $8L$ (both printed below). Lesson 10 measures the needle's
-# share and the entropy over five seeds and every retrieval head, on a task where nothing but
-# distraction is left to fail, and asserts them there.
+# in needle mass at $8L$ (both printed below). Lesson 10 measured the needle's share and the
+# entropy over five seeds and every retrieval head, on a task where nothing but distraction is
+# left to fail, and asserted them there.
+#
+# </details>
 
 # %%
 def normalised_entropy(label, seed, T):
@@ -208,17 +206,16 @@ print("the head's entropy / ln k, from L to 8L at lambda = 1: "
 # %% [markdown]
 # ## The fit per position, as the paper's code does it
 #
-# Lesson 7 fitted $\lambda(s) = 1 + c\ln s$ to the best uniform $\lambda$ *per evaluation
-# length*. The paper's code fits it per *position*: the best uniform $\lambda$ for the loss at
-# position $i$, then $\lambda(i) = 1 + a \ln(i/L)$. Both can be read off one table: the loss
-# at every position of $8L$-long sequences under each uniform $\lambda$
-# (`minilm.scaling.uniform_temperature_by_position`, 64 sequences). In a causal model the
-# first $sL$ positions of a long sequence are exactly a sequence of length $sL$, so the
-# per-length fit takes the mean of the first $sL$ positions; the per-position fit
-# (`minilm.scaling.fit_per_position`) takes buckets of $L/4$ positions past $L$. We fit the
-# text-only NoPE models of lessons 6-8, on which lesson 7 fitted $c$ per length, on 64
-# sequences of the *search* batches (its default seed, `SEARCH_SEED`): the next section scores
-# the fitted rules on other sequences.
+# Lesson 7 fitted $c$ to the best uniform $\lambda$ *per evaluation length*; the paper's code
+# fits it per *position*: the best uniform $\lambda$ for the loss at position $i$, then
+# $\lambda_i = 1 + c \ln(n_i/L)$. One table gives both: the loss at every position of
+# $8L$-long sequences under each uniform $\lambda$
+# (`minilm.scaling.uniform_temperature_by_position`). In a causal model the first $sL$
+# positions of a long sequence are a sequence of length $sL$, so the per-length fit averages
+# them; the per-position fit (`minilm.scaling.fit_per_position`) takes buckets of $L/4$
+# positions past $L$. (The code prints the per-position slope as `a`: both are the course's
+# $c$.) We fit lesson 6's text-only NoPE models, as the paper fits on text loss, on 64
+# sequences of the *search* batches (`SEARCH_SEED`).
 
 # %%
 fine_grid = [round(1 + 0.1 * k, 1) for k in range(15)]
@@ -250,20 +247,24 @@ ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))   # outside: the points
 plt.show()
 
 # %% [markdown]
-# The two fits disagree. Per length, $c$ = 0.443 and 0.371 (the best $\lambda$ at
-# $2L/4L/8L$ is 1.2/1.7/1.9 and 1.2/1.5/1.8, the same as lesson 7's search found), within 0.05
-# of the paper's 0.397 on these two seeds (how close moves with the seed: the best $\lambda$ at a
-# length can differ by a grid step or two between seeds). Per position, $a$ = 0.704 and 0.600:
-# positions far past $L$ want much more temperature than a per-length average says, because
-# the mean loss of a sequence of length $sL$ also counts its first $L$ positions, which are
-# best near $\lambda = 1$. The paper's 0.397 comes from the per-position fit of a
-# billion-parameter model; ours, per position, is 0.26 and 0.23 steeper than per length on
-# the same table.
+# **The two fits disagree.** Per length, $c$ = 0.443 and 0.371, close to the paper's 0.397.
+# Per position, $c$ = 0.704 and 0.600: positions far past $L$ want a much larger
+# $\lambda$ than a per-length average says, because the mean loss of a sequence of length $sL$
+# also counts its first $L$ positions, which are best near $\lambda = 1$. The paper's 0.397 is
+# a per-position fit, on a billion-parameter model.
 #
-# Asserted on every seed: the per-position $a$ is above the per-length $c$ of the same table by
-# more than 0.1, a paired comparison (the control: $c$ against itself, 0). We do not assert how
-# far either lies from 0.397: both move with the seed (here $a$ 0.704 and 0.600, $c$ 0.443 and
-# 0.371) more than $a$'s excess over $c$ does (0.26 and 0.23).
+# <details><summary>How we check it: margins and controls</summary>
+#
+# The per-length fits rest on the best $\lambda$ at $2L/4L/8L$: 1.2/1.7/1.9 and 1.2/1.5/1.8, as
+# lesson 7's search found. Asserted on every seed: the per-position $c$ is above the per-length
+# $c$ of the same table by more than 0.1, a paired comparison (measured 0.26 and 0.23 in the
+# stored run; the control: the per-length $c$ against itself, 0). Not asserted: how far either
+# lies from 0.397. Both move with the seed (per position 0.704 and 0.600, per length 0.443 and
+# 0.371) more than their difference does (0.26 and 0.23). The per-length $c$ is within 0.05 of the
+# paper's 0.397 on these two seeds, but how close moves with the seed: the best $\lambda$ at a
+# length can differ by a grid step or two between seeds.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -273,17 +274,15 @@ for seed in P.seeds:
 # ## The rules, applied to sequences they were not fitted on
 #
 # A fit is only as good as what it does. On 64 other sequences of $8L$ (the evaluation
-# batches), the loss at every position under five settings of the same text-only NoPE model:
+# batches): the mean loss past $L$ (where the rules act) and over the last $L$ positions
+# (where they differ most), under five settings of the same model:
 # - $\lambda = 1$;
-# - **per length, searched**: the uniform $\lambda$ that was best for the first $8L$ positions of
-#   the fit's table (one number for the whole sequence);
-# - **per length, fitted**: $1 + c \ln 8$ with this model's $c$, uniform;
-# - **per position, the paper's**: row $i$'s logits times $1 + 0.397 \ln(n_i/L)$ past $L$
-#   (`model(x, position_scale=(0.397, L))`, `minilm.model.position_temperature`);
-# - **per position, fitted**: the same with this model's $a$.
-#
-# We report the mean loss over the positions past $L$ (where the rules act) and over the last
-# $L$ positions (where they differ most), per seed and as the mean of the two seeds.
+# - **per length, searched**: the uniform $\lambda$ best for the first $8L$ positions of the
+#   fit's table;
+# - **per length, fitted**: $1 + c \ln 8$ with this model's per-length $c$, uniform;
+# - **per position**: row $i$'s logits times $1 + c \ln(n_i/L)$ past $L$
+#   (`model(x, position_scale=(c, L))`, `minilm.model.position_temperature`), with the paper's
+#   $c = 0.397$ (printed "a = 0.397") or this model's per-position $c$ (printed "fitted a").
 
 # %%
 settings = {"lambda = 1": {}, "per length, searched": None, "per length, fitted": None,
@@ -311,20 +310,20 @@ for label in settings:
 # %% [markdown]
 # **Used one $\lambda$ per length, either fit helps most; used per row, the per-position fit
 # helps less.** Past $L$, the loss at $8L$ falls from 2.942 nats (mean of the seeds) with
-# $\lambda = 1$ to 2.616 with the searched per-length $\lambda$ and 2.618 with the fitted per-length
-# rule, but only to 2.846 with the paper's per-position rule and 2.831 with our own steeper
-# per-position $a$, on both seeds (held-out sequences; the last $L$ positions tell the same).
+# $\lambda = 1$ to 2.616 and 2.618 with the searched and the fitted per-length $\lambda$, but
+# only to 2.846 and 2.831 with the paper's and our steeper per-position rule, on both seeds
+# (the last $L$ positions tell the same).
 #
-# Why would the per-position fit, made to describe exactly these positions, do worse there?
-# Because of what the table it was read from measures: the loss at position $i$ when *every*
-# row is sharpened by the same $\lambda$. The best such $\lambda$ for position $i$ assumes that all
-# the rows before it, whose outputs position $i$ reads, were sharpened too. A per-row rule
-# sharpens the rows before $i$ less (not at all below $L$), so position $i$ sees other inputs
-# than the fit assumed. The per-position curve is a family of uniform settings, one per
-# evaluation position, not a schedule for the rows. This agrees with the paper: its section
-# 2.4 reports that position-dependent scales did not improve generalization further.
-# (In lesson 9's retrieval the per-row rule did as well as the uniform one: the rows that
-# decide retrieval are the last ones, where the two are the same number.)
+# Why does the per-position fit, made for exactly these positions, do worse? Its table
+# measures the loss at position $i$ when *every* row is sharpened by the same $\lambda$: the
+# best $\lambda$ for position $i$ assumes that the rows before it, whose outputs it reads, were
+# sharpened too. A per-row rule sharpens them less (not at all below $L$), so position $i$ sees
+# other inputs than the fit assumed: the per-position curve is a family of uniform settings,
+# not a schedule for the rows. The paper agrees (section 2.4: position-dependent scales did not
+# improve generalization further). In lesson 9's retrieval the per-row rule did as well: the
+# rows that decide retrieval are the last ones, where the two rules agree.
+#
+# <details><summary>How we check it: margins and controls</summary>
 #
 # Asserted on every seed, each with its control: the searched per-length $\lambda$ beats both
 # per-position rules past $L$ by more than 0.05 nats (measured 0.11 to 0.32 in the stored run,
@@ -332,6 +331,8 @@ for label in settings:
 # test: it ties with the searched one, within 0.01); and both per-position rules still beat
 # $\lambda = 1$, by more than 0.02 (measured 0.09 to 0.13 in the stored run, 0.05 to 0.08 on seeds
 # 50-51; the control is $\lambda = 1$ itself).
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -347,10 +348,10 @@ for seed in P.seeds:
 # ## Extension ratios, with error bars
 #
 # Lesson 6 read extension ratios off 64 sequences and found them all at 1.0, the measure's
-# floor. Here 256 sequences of $8L$ for each text-only model of lesson 6, and a bootstrap
-# over sequences (`minilm.measure.bootstrap_interval`: 1000 resamples, a 90% interval) for two
-# statistics: the extension ratio (margin 0.1 nats, buckets of $L/8$) and the rise of the
-# loss over $L..2L$ above its in-range level.
+# floor. Here 256 sequences of $8L$ per text-only model, with a bootstrap interval over
+# sequences (`minilm.measure.bootstrap_interval`) for two statistics: the extension ratio
+# (margin 0.1 nats, buckets of $L/8$) and the rise of the loss over $L..2L$ above its in-range
+# level.
 
 # %%
 intervals = {}
@@ -372,16 +373,21 @@ for (pos, seed), model in text_models.items():
           f"rise over L..2L {r['rise']:+.2f} [{r['rise_ci'][0]:+.2f}, {r['rise_ci'][1]:+.2f}] nats")
 
 # %% [markdown]
-# With 256 sequences the extension ratio is still 1.000 for all four models, and its
-# interval says how little that tells: [1.000, 1.375] for NoPE and [1.000, 1.125] for RoPE,
-# on both seeds. The intervals overlap, so at this size the ratio cannot separate NoPE from
-# RoPE, let alone confirm the paper's +20% and +10% (Wang et al. 2024): at $L = 32$ one bucket
-# of $L/8$ is 4 positions, and the first bucket past $L$ is already above the margin.
+# With 256 sequences the extension ratio is still 1.000 for all four models, and its intervals
+# show it cannot separate NoPE from RoPE here, let alone confirm the paper's +20% and +10%
+# (Wang et al. 2024): at $L = 32$ a bucket of $L/8$ is 4 positions, and the first one
+# past $L$ is already above the margin. The rise of the loss just past $L$ does separate them:
+# +0.29 and +0.34 nats for NoPE against +1.52 and +1.40 for RoPE.
 #
-# The rise of the loss just past $L$ separates them without overlap: +0.29 [+0.21, +0.37] and
-# +0.34 [+0.25, +0.42] nats for NoPE against +1.52 [+1.43, +1.61] and +1.40 [+1.32, +1.49]
-# for RoPE. Asserted on every seed: RoPE's interval lies above NoPE's. The control is the
-# extension ratio, whose intervals overlap.
+# <details><summary>How we check it: margins and controls</summary>
+#
+# The bootstrap takes 1000 resamples and gives a 90% interval. The ratio's: [1.000, 1.375] for
+# NoPE and [1.000, 1.125] for RoPE, on both seeds; they overlap. The rise's: +0.29 [+0.21, +0.37]
+# and +0.34 [+0.25, +0.42] nats for NoPE against +1.52 [+1.43, +1.61] and +1.40 [+1.32, +1.49] for
+# RoPE, without overlap. Asserted on every seed: RoPE's interval for the rise lies above NoPE's.
+# The control is the extension ratio, whose intervals overlap.
+#
+# </details>
 
 # %%
 for seed in P.seeds:
@@ -395,9 +401,9 @@ for seed in P.seeds:
 #
 # | | Wang et al. (2024) | here (CPU profile, seeds 0 and 1) |
 # |---|---|---|
-# | distraction | entropy grows with length; temperature restores it (paper) | the needle-finding head's mass 0.99 / 0.98 to 0.87 / 0.82 at 8L (entropy 0.13 / 0.08 to 0.19 / 0.24 of $\ln k$), back to 0.95 / 0.94 with $\lambda$; exact match at 8L only from 0.48 / 0.30 to 0.50 / 0.50 (0.90 / 0.93 in range), so the head's mass explains only part of the loss |
-# | $\lambda$ fit | per position, $a = 0.397$ (paper, appendix B; the fit is in `fig/fig_fit.ipynb` of its code) | per position $a$ = 0.70 / 0.60; per length $c$ = 0.44 / 0.37 |
-# | the fit applied | position-dependent scales did not help further (paper, section 2.4) | per row, the per-position rules lower the loss past $L$ at $8L$ to 2.83-2.85 nats (from 2.94), one $\lambda$ per length to 2.62 |
+# | distraction | entropy grows with length; temperature restores it (paper) | the needle-finding head's mass 0.99 / 0.98 at L, 0.87 / 0.82 at 8L, 0.95 / 0.94 with $\lambda$; exact match at 8L only 0.48 / 0.30 to 0.50 / 0.50 |
+# | $\lambda$ fit | per position, $c = 0.397$ (paper, appendix B; the fit is in `fig/fig_fit.ipynb` of its code) | per position $c$ = 0.70 / 0.60; per length $c$ = 0.44 / 0.37 |
+# | the fit applied | position-dependent scales did not help further (paper, section 2.4) | loss past $L$ at $8L$: 2.94 nats, 2.83-2.85 with the per-position rules per row, 2.62 with one $\lambda$ per length |
 # | extension ratio | NoPE about +20%, RoPE about +10% (paper) | 1.0 for all, intervals overlap; the rise past $L$ separates them (0.3 against 1.4-1.5 nats) |
 #
 # ## Takeaways
@@ -406,13 +412,13 @@ for seed in P.seeds:
 #   from 0.99 and 0.98 at $L$ to 0.87 and 0.82 at $8L$ in the stored run, its entropy rises (from
 #   0.13 and 0.08 to 0.19 and 0.24 of $\ln k$), and a temperature gives most of its focus back
 #   (0.95 and 0.94).
-# - But in text retrieval that head's focus does not size exact match (with the focus nearly back,
-#   exact match at $8L$ stays at 0.50 on both seeds, 0.90 and 0.93 in range): one head's mass
-#   explains only part of the loss; lesson 10 looks at every head.
-# - How the paper's numbers are measured matters: fitted per position the slope is 0.70 and 0.60,
-#   steeper than 0.44 and 0.37 per length, yet one $\lambda$ per length lowers the loss at $8L$ more
-#   (2.62 against 2.83-2.85 nats); and the extension ratio is 1.0 for every model, while the rise
-#   just past $L$ separates NoPE (0.29-0.34) from RoPE (1.40-1.52) without overlap.
+# - But that head's focus does not size exact match: with it nearly back, exact match at $8L$
+#   stays at 0.50 on both seeds (0.90 and 0.93 in range), so one head explains only part of the
+#   loss (on random letters, lesson 10 found the fix acting through many heads at once).
+# - How the paper's numbers are measured matters: fitted per position the slope $c$ is 0.70 and
+#   0.60, steeper than 0.44 and 0.37 per length, yet one $\lambda$ per length lowers the loss at
+#   $8L$ more (2.62 against 2.83-2.85 nats); the extension ratio is 1.0 for every model, while the
+#   rise just past $L$ separates NoPE (0.29-0.34) from RoPE (1.40-1.52) without overlap.
 #
 # ## Check your understanding
 #
@@ -423,7 +429,7 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as lesson 10 does)
+#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as lesson 10 did)
 #    gives, per head, the needle mass of the `?` row and of the rows of the first two answer digits,
 #    at $L$ and $8L$, with and without $\lambda$; and score each digit separately (exercise 11's
 #    Going further). If the first digit is already wrong although the `?` row's head finds the
@@ -433,7 +439,7 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 2. Lesson 10 measures the answer rows of every head, over five seeds, and finds the fix acts
+# 2. Lesson 10 measured the answer rows of every head, over five seeds, and found the fix acts
 #    through many heads at once. Which of this lesson's observations does that explain?
 #
 #    <details><summary>Answer</summary>
@@ -447,7 +453,7 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 3. The per-position $a$ is about 0.25 steeper than the per-length $c$ on the same table,
+# 3. The per-position $c$ is about 0.25 steeper than the per-length $c$ on the same table,
 #    and applied per row it does worse than either used per length. Which would you use to set
 #    a temperature at inference, and why? What would a per-row rule have to be fitted on to
 #    deserve its name?
@@ -457,7 +463,7 @@ for seed in P.seeds:
 #    At inference, one $\lambda$ per length (searched, or the fitted $1 + c \ln s$): it lowered the
 #    loss past $L$ at $8L$ most, to 2.62 nats against 2.83-2.85 for the per-position rules applied
 #    row by row. A per-row rule that deserves its name would have to be fitted *as a schedule*:
-#    choose $a$ by the loss with $\lambda_i = 1 + a \ln(n_i/L)$ applied row by row, so that each
+#    choose $c$ by the loss with $\lambda_i = 1 + c \ln(n_i/L)$ applied row by row, so that each
 #    position sees the inputs it will see at inference, not from a table in which every row was
 #    sharpened by the same $\lambda$.
 #
@@ -486,7 +492,7 @@ for seed in P.seeds:
 #    positions `needle` to `needle + 3` (the `@` and the three digits) with a mask built from
 #    `torch.arange(T)`; the per-position fit averages the loss table past $L$ in buckets, takes each
 #    bucket's best $\lambda$ and mean position $i$, and returns the no-intercept least-squares slope
-#    $a = \sum x(\lambda - 1)/\sum x^2$ with $x = \ln(i/L)$.
+#    $c = \sum x(\lambda - 1)/\sum x^2$ with $x = \ln(i/L)$ (the exercise calls it $a$).
 #
 #    </details>
 #

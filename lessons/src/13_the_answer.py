@@ -88,25 +88,73 @@ for name in list(rules)[1:]:
 # %% [markdown]
 # ## Three failures, measured
 #
-# TABLE-FAILURES
+# | failure | where it shows | measured here (stored runs) |
+# |---|---|---|
+# | **a normaliser tied to the length**: $\mathrm{relu}^2(S)/n$ with $n$ = the length | moving a relu² GAU to another length | causal GAU at $L/8$: 2.97 and 2.70 nats with $n$ = length, 1.67 with $n$ fixed (lesson 2); masked LM at $L/4$: 42.0 and 47.0% accuracy against 57.9 and 57.8% (lesson 2); why: the true normaliser grows with an exponent of 0.05-0.17, not 1, because a trained query reads a handful of keys, 3-12 of 128 (lesson 3) |
+# | **RoPE angles never seen in training** | RoPE past $L$ | the loss over $L..2L$ rises 1.48-1.62 nats above its in-range level (NoPE: 0.28-0.35; lesson 6); retrieval 0.99 in range, 0.29 at $2L$, 0.05 at $4L$ (lesson 9) |
+# | **distraction**: more keys share the softmax, the needle's share falls | NoPE past $L$ | entropy rises faster than uniform attention's (2.40-2.47 against 2.06 nats; lesson 6); retrieval 0.97 in range, 0.85 / 0.48 / 0.14 at $2L$ / $4L$ / $8L$ (lesson 9); the retrieval heads' entropy 1.78 nats at $L$, 3.81 at $8L$, their needle share 0.61 to 0.37 (lesson 10) |
 #
 # ## The fix for each, and what it bought here
 #
-# TABLE-FIXES
+# | failure | the fix | what it bought here |
+# |---|---|---|
+# | normaliser tied to $n$ | keep $n$ fixed (Su); or divide each row by its own sum, as softmax does | every fix 9.5-28 accuracy points above "no fix" at $L/8$-$L/4$; past $L$ ($2L$) the row-sum variants hold best: softmax 59.7 and 55.0%, relu²/row sum 56.1 and 48.6%, $n$ fixed 45.3 and 43.4% (lesson 4) |
+# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.959 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.79 against 0.28 (lesson 11); a temperature alone gains RoPE nothing five seeds resolve (0.01 at $8L$; lesson 9) |
+# | distraction | multiply the logits by $\lambda \approx 1 + c \ln s$: Su's $\log_L n$, the NoPE fit $c = 0.397$, a searched $\lambda$, or one trained $\lambda_h$ per head | retrieval at $8L$ from 0.14 to 0.67-0.70 with any rule, no training (lesson 9); text loss at 4x-8x lower by 0.10-0.34 nats (lesson 7); head scaling a little ahead where it was trained (lesson 10) |
 #
 # ## What did not reproduce at this size
 #
-# LIST-NOT-REPRODUCED
+# - **Keeping $n$ fixed after fine-tuning** (Su, 2022): clear zero-shot and after 50 steps, a tie
+#   within 0.01 nats after 300 (lesson 2): a tiny model re-learns its scale quickly.
+# - **Entropy invariance's gain** (Su, 2021: +4.6 to +11 points): +1.2 to +1.9 points at $4L$-$8L$
+#   in our masked LM, none at $2L$ (lesson 5); it holds the entropy much better than it buys accuracy.
+# - **NoPE extends further than RoPE by the extension ratio** (Wang et al.: +20% against +10%): the
+#   ratio is 1.0 for every model here, the floor of the measure; what separates them is how fast
+#   the loss rises just past $L$ (lessons 6, 12).
+# - **Head scaling's clamp and start** (Wang et al., Table 4: 81 against 53 and 26): the start
+#   mattered only at a 10-step budget and not resolved by five seeds, the clamp hardly at all
+#   (lesson 10); in text loss neither (lesson 7).
+# - **Restoring the entropy** is not what the right temperature does: it holds the needle's share;
+#   the entropy still rises (lesson 10; the picture above).
+# - **Mixed into text**, the temperature's gain on retrieval is small and differs between seeds
+#   (lesson 11): text filler mixes other failures with distraction.
 #
 # ## One idea in production: logits × (1 + c ln s)
 #
-# TABLE-PRODUCTION
+# Every length rule in use multiplies the logits by about $1 + c \ln s$, $s$ the length ratio
+# (lesson 8 plots them side by side; $c$ as each source gives it):
+#
+# | who | where the multiplier acts | $c$ |
+# |---|---|---|
+# | Su, entropy invariance (kexue.fm/archives/8823, 2021; the 2022 post) | $\log_L n$ on every logit, $L$ the training length (512 in the post) | $1/\ln L$: 0.16 at $L = 512$ |
+# | Wang et al. 2024, NoPE (its code, AntNLP/nope_head_scale) | a fitted $1 + 0.397 \ln(i/L)$ at position $i$; or one trained $\lambda_h$ per head | 0.397 |
+# | Qwen-7B "logn attention" (`modeling_qwen.py`, at inference only) | $\log_N n$ past $N$, the config's `seq_length` (2048 in the first release) | $1/\ln 2048 \approx 0.13$ |
+# | Llama 4 (its reference code), in its NoPE layers only | $1 + 0.1 \ln(1 + \lfloor (pos + 1)/8192 \rfloor)$, at inference | 0.1, in steps |
+# | YaRN (Peng et al. 2023; Hugging Face's `_compute_yarn_parameters`) | $q$ and $k$ each by $0.1 \ln s + 1$, with its frequency ramp | about 0.2 |
+# | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \log n$, $c_h$ learned per head in pretraining | learned |
+#
+# Two of these are the course's third fix shipped in production: Llama 4 puts a temperature on
+# the attention of its layers *without* position encoding (its RoPE layers get none), Qwen puts
+# Su's $\log_L n$ on every layer past its trained length. YaRN combines the second fix (RoPE's
+# angles kept in range) with the third.
 #
 # ## If you have a model to extend
 #
-# TABLE-DECISION
+# A rough guide, from what the course measured and what the sources report (the lessons named
+# hold the measurements; at a billion parameters, the sources' numbers are the better guide):
+#
+# | your model | no training budget | a small budget at the target length |
+# |---|---|---|
+# | relu² attention divided by a fixed $n$ (GAU) | keep $n$ fixed at its training value (lessons 2-4) | fine-tune with $n$ still fixed; or pretrain with softmax or a row sum instead (lesson 4) |
+# | softmax, RoPE | YaRN zero-shot, or NTK-aware scaling (lessons 7, 11); a temperature alone does not help RoPE (lesson 9) | fine-tune with PI or YaRN at the target length (lessons 7, 11) |
+# | softmax, no position encoding (NoPE) | a temperature growing like $1 + c \ln s$: $c \approx 0.4$ (the NoPE fit) or Su's $\log_L n$ (lessons 7-10) | head-based scaling at the target length, started at the searched uniform $\lambda$, clamped at 1 (lessons 7, 10) |
+# | a model still to be pretrained | train on mixed lengths (lesson 4), or with the temperature built in and learned (Scalable-Softmax, lesson 8) | |
 #
 # ## The course in one table
+#
+# Every claim of every lesson, the source's number and ours, is one click away:
+#
+# <details><summary>The course in one table</summary>
 #
 # Every number below was measured by a lesson of this course in the CPU profile. The claims
 # behind them are asserted in that lesson's cells, with margins and a control that fails them, so
@@ -131,7 +179,9 @@ for name in list(rules)[1:]:
 # | 10 | clamp and start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | 5 seeds: the start at 1 costs 0.09 [-0.01, 0.19] after 10 steps in lesson 10's stored run (not resolved by 5 seeds) *(printed)*, at most a few hundredths at 50, gone by 200; no clamp costs at most 0.01 (after 200 steps, the one budget where the clamp binds) |
 # | 11 | NoPE retrieves past $L$, RoPE does not; a temperature restores it (Wang et al.) | passkey retrieval | trained on a 3-digit retrieval task: exact match at $4L$ / $8L$ NoPE 0.66 / 0.39, RoPE 0.28 / 0.09; at $8L$ the best uniform $\lambda$ 0.50, head scaling 0.52 *(printed)* |
 # | 12 | distraction is the cause (Wang et al.) | entropy grows with length | the needle-finding head's entropy rises with length (from 0.13 / 0.08 to 0.19 / 0.24 of $\ln k$ from $L$ to $8L$; uniform attention's stays at 1.00) *(printed)*; a temperature raises its mass on the needle at $8L$ from 0.87 / 0.82 to 0.95 / 0.94, but exact match only from 0.48 / 0.30 to 0.50 / 0.50 *(printed)*: in text retrieval one head's mass explains only part of the loss |
-# | 12 | the fit per position (Wang et al., appendix B and its code) | $a = 0.397$ | $a$ = 0.70 / 0.60 per position, steeper than $c$ = 0.44 / 0.37 per length on every seed; applied per row, the per-position rule lowers the loss past $L$ at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) |
+# | 12 | the fit per position (Wang et al., appendix B and its code) | $c = 0.397$ per position | $c$ = 0.70 / 0.60 per position, steeper than $c$ = 0.44 / 0.37 per length on every seed; applied per row, the per-position rule lowers the loss past $L$ at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) |
+#
+# </details>
 #
 # ## Takeaways
 #

@@ -69,7 +69,6 @@ check_head_scale_training(train_head_scales)
 #
 # ```python
 # import minilm
-from minilm.experiments import nope_rope_models
 # P, corpus = minilm.profile(), minilm.default_corpus()
 # model = minilm.experiments.nope_rope_models(P, corpus, positions=("nope",))["nope", P.seeds[0]]
 # L = P.nope_rope_len

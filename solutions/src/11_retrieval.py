@@ -42,6 +42,6 @@ check_exact_match(exact_match)
 #   second and third can copy the digit that follows the one just written, a short-range match next
 #   to the key. So we expect the first digit to go first past $L$: the needle is lost. If instead
 #   the later digits fail while the first holds, the needle is found and the read-out fails (lesson
-#   10 met a hint of that on seed 0).
+#   12 meets a hint of that on seed 0).
 #
 #   </details>

@@ -37,8 +37,9 @@ check_needle_mass(needle_mass)
 # `table[g, t]` is the loss at position `t` (0-based) with every temperature set to `grid[g]`.
 # Past the training length `L`, average the positions `L, L+1, ...` in buckets of `bucket`
 # (a shorter last bucket is kept), take each bucket's best $\lambda$ (lowest loss) and its mean
-# position $i$ counted from 1 (position `t` is $i = t + 1$), and return the least-squares $a$
-# of $\lambda = 1 + a \ln(i / L)$ with no intercept: $a = \sum x(\lambda - 1) / \sum x^2$, $x = \ln(i/L)$.
+# position $i$ counted from 1 (position `t` is $i = t + 1$), and return the least-squares slope $c$
+# of $\lambda = 1 + c \ln(i / L)$ with no intercept: $c = \sum x(\lambda - 1) / \sum x^2$, $x = \ln(i/L)$
+# (the library's `fit_per_position` returns it under the key `"a"`).
 
 # %%
 def per_position_fit(table, grid, L, bucket):
