@@ -1,11 +1,7 @@
-"""The model in one file, read top to bottom: Config, attention, RoPE, the blocks, the LM.
-
-Every equation a lesson uses is one short function here, its equation in its docstring. The
-argument checks live in ``validation.py`` (``check.*``, one line at a public function's top).
-Shapes: B batch, H heads, T length, d (d_k) query/key width, e value width; i queries, j keys.
-lambda is the logit multiplier (``LM.temperature``): logits are *multiplied* by it, so lambda > 1
-sharpens attention (the usual temperature divides them).
-"""
+"""The model in one file, read top to bottom: Config, attention, RoPE, the blocks, the LM. Each
+equation of a lesson is one short function, the equation in its docstring; argument checks live in
+``validation.py`` (``check.*``). Shapes: B batch, H heads, T length, d query/key width (the lessons'
+d_k), e value width; i queries, j keys. lambda (``LM.temperature``) *multiplies* the logits."""
 
 from __future__ import annotations
 
@@ -20,21 +16,16 @@ from torch import nn
 from . import validation as check
 from .validation import plain_fields
 
+
 # --- Config ----------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class RopeScaling:
-    """Run RoPE at ``factor`` s = (target length) / ``train_len`` L, by one of three rules.
-
-    'pi'   position interpolation: t -> t / s, i.e. every theta_i -> theta_i / s
-    'ntk'  NTK-aware: base -> base * s^(dim / (dim - 2)) (the fastest pair kept, the slowest / s)
-    'yarn' YaRN as its authors' code (and Hugging Face's, and Wang et al.'s) computes it: pair i is
-           kept for i <= floor(c(32)), interpolated (theta_i / s) for i >= ceil(c(1)), ramped
-           linearly in i between, c(r) = dim ln(L / (2 pi r)) / (2 ln base) being the pair that turns
-           r times over L (clamped to [0, dim - 1]); logits x (0.1 ln s + 1)^2. (The YaRN paper's
-           equation ramps linearly in r: another rule.)
-    """
+    """RoPE at ``factor`` s = target / ``train_len`` L. 'pi': every theta_i -> theta_i / s (t -> t / s);
+    'ntk': base -> base * s^(dim / (dim - 2)) (the fastest pair kept, the slowest / s); 'yarn', as its
+    authors' code (and Hugging Face's, and Wang et al.'s): pair i kept for i <= floor(c(32)), theta_i / s
+    for i >= ceil(c(1)), a ramp linear in i between, where c(r) = dim ln(L / (2 pi r)) / (2 ln base)
+    is the pair turning r times over L (clamped to [0, dim - 1]); logits x (0.1 ln s + 1)^2. (The
+    YaRN paper's equation ramps linearly in r: another rule.)"""
 
     kind: str
     factor: float
@@ -47,8 +38,7 @@ class RopeScaling:
 
 @dataclass(frozen=True)
 class Config:
-    """Everything that decides the architecture; an invalid combination fails here. Frozen:
-    make another with ``dataclasses.replace(config, n_head=2)``, which checks it again."""
+    """Everything that decides the architecture, checked here; frozen: ``replace(config, n_head=2)``."""
 
     vocab_size: int
     block: str = "transformer"   # "gau" or "transformer"
@@ -88,8 +78,6 @@ class Config:
 
 
 # --- Attention: every variant is a choice of how scores become weights ----------------------------
-
-
 def keys_seen(T: int, causal: bool, device=None, dtype=torch.float32) -> torch.Tensor:
     """n_i, the number of keys query i sees: i + 1 when causal, T when not. Shape (T,)."""
     check.integer("T", T, at_least=0)
@@ -106,16 +94,15 @@ def logn_factor(T: int, base: float, causal: bool, device=None, dtype=torch.floa
 
 def position_temperature(T: int, slope: float, L: int, causal: bool, device=None,
                          dtype=torch.float32) -> torch.Tensor:
-    """The per-position rule of Wang et al.'s code: row i's logits x lambda_i = 1 + a ln(n_i / L)
-    where n_i > L, and x 1 within the training length L (a = slope). Shape (T,)."""
+    """The per-position rule of Wang et al.'s code: row i's logits x lambda_i = 1 + c ln(n_i / L)
+    where n_i > L, and x 1 within the training length L (c = slope). Shape (T,)."""
     check.position_rule(slope, L, T, dtype)
     return 1 + slope * (keys_seen(T, causal, device, dtype) / L).log().clamp(min=0)
 
 
 def logit_multiplier(T: int, *, scale=None, logn_base=None, row_scale=None, causal=True, like=None):
-    """m_hi = lambda_h (``scale``: one number, or one per head) x log(n_i) / log(L) x r_i
-    (``row_scale``), in the dtype and on the device of ``like``; broadcasts to (B, H, T, 1), and
-    is 1 when none is given. Folded into q, it gives the fused kernel the same logits."""
+    """m_hi = lambda_h (``scale``: one, or one per head) x log(n_i) / log(L) x r_i (``row_scale``),
+    like ``like`` (dtype, device), broadcasting to (B, H, T, 1); 1 if none. Folded into q."""
     factors = []
     if scale is not None:
         factors.append(torch.as_tensor(scale, dtype=like.dtype, device=like.device).view(-1, 1, 1))
@@ -172,7 +159,7 @@ def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=No
     return _weights(scores, norm, causal, n)
 
 
-def _weights(scores, norm, causal, n):
+def _weights(scores, norm, causal, n):  # attention_weights on a setting checked before
     if norm == "softmax":
         return scores.softmax(dim=-1)
     return relu2_weights(scores, n, causal) if norm == "relu2" else relu2_norm_weights(scores)
@@ -182,15 +169,12 @@ def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_bas
            return_weights=False):
     """out_i = sum_j a_ij v_j, a = norm(S), S_ij = lambda * (log n_i / log L) * r_i * q_i . k_j / sqrt(d).
 
-    norm='softmax':    a_ij = softmax_j(S_ij) over the visible keys
-    norm='relu2':      a_ij = relu(S_ij)^2 / n   (n: a positive int, 'length' = T, or 'row' = n_i)
-    norm='relu2_norm': a_ij = relu(S_ij)^2 / sum_j relu(S_ij)^2
-
+    norm='softmax': softmax_j(S_ij) over the visible keys;  'relu2': relu(S_ij)^2 / n (n a positive
+    int, 'length' = T or 'row' = n_i);  'relu2_norm': relu(S_ij)^2 / sum_j relu(S_ij)^2.
     q, k: (B, H, T, d); v: (B, H, T, e). scale (lambda): None, a number or a (H,) tensor, *on top
-    of* 1 / sqrt(d) (PyTorch's F.scaled_dot_product_attention's ``scale`` replaces it); logn_base:
-    L or None; row_scale: None or a (T,) tensor r (see position_temperature). Returns out
-    (B, H, T, e), with return_weights=True (out, weights (B, H, T, T)).
-    """
+    of* 1 / sqrt(d) (F.scaled_dot_product_attention's ``scale`` replaces it); logn_base: L or None;
+    row_scale: None or a (T,) tensor r (position_temperature). Returns out (B, H, T, e), or with
+    return_weights (out, weights (B, H, T, T))."""
     check.attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale)
     q = q * logit_multiplier(q.shape[2], scale=scale, logn_base=logn_base, row_scale=row_scale,
                              causal=causal, like=q)
@@ -212,7 +196,6 @@ def attention(q, k, v, *, norm, causal, n, inspect=None):
 
 
 # --- Rotary position embedding (RoPE) --------------------------------------------------------------
-
 YARN_BETA_FAST, YARN_BETA_SLOW = 32, 1  # YaRN keeps pairs turning > 32 times over L, interpolates < 1
 
 
@@ -232,7 +215,6 @@ def rope_frequencies(dim: int, base: float = 10000.0, scaling: RopeScaling | Non
 
     def pair_turning(r):  # c(r)
         return dim * math.log(scaling.train_len / (2 * math.pi * r)) / (2 * math.log(base))
-
     low = max(math.floor(pair_turning(YARN_BETA_FAST)), 0)
     high = min(math.ceil(pair_turning(YARN_BETA_SLOW)), dim - 1)
     ramp = ((torch.arange(dim // 2, device=device, dtype=dtype) - low) / ((high - low) or 0.001)).clamp(0, 1)
@@ -253,8 +235,7 @@ def rope_angles(T: int, dim: int, base: float = 10000.0, device=None, scaling: R
 
 
 def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
-    """Rotate pair (x_{2i}, x_{2i+1}) at position t by theta_{t,i}: q_m . k_n then depends on m - n
-    only. x: (..., T, dim); angles: (T, dim/2)."""
+    """Rotate (x_{2i}, x_{2i+1}) at position t by theta_{t,i}, x (..., T, dim): q_m . k_n sees m - n."""
     check.rope_shapes(x, angles)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     cos, sin = angles.cos().to(x), angles.sin().to(x)
@@ -262,20 +243,14 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     return rotated.flatten(-2)
 
 
-# --- Blocks: (x (B, T, d_model), the setting, RoPE angles or None, the layer's logit multiplier,
-# what to inspect) -> (x, the inspected map or None) ---------------------------------------------
-
-
+# --- Blocks: (x, setting, RoPE angles, the layer's logit multiplier, inspect) -> (x, inspected) ---
 class GAU(nn.Module):
-    """Gated Attention Unit (FLASH, Hua et al. 2022), one head, pre-norm and residual.
-
-    u = silu(X W_u), v = silu(X W_v) (width e);  z = silu(X W_z) (width d_k)
-    q = gamma_q * z + beta_q,  k = gamma_k * z + beta_k
-    A = relu^2(q k^T / sqrt(d_k)) / n (or any norm of attend);  O = (u * A v) W_o
-
-    (d_k is FLASH's s.) A is Su's form (his posts, bert4keras); FLASH's pseudocode and lucidrains'
-    FLASH-pytorch compute relu(q k^T / n + b)^2, with a relative position bias b.
-    """
+    """Gated Attention Unit (FLASH, Hua et al. 2022), one head, pre-norm and residual:
+    u = silu(X W_u), v = silu(X W_v) (width e);  z = silu(X W_z) (width d_k, FLASH's s);
+    q = gamma_q * z + beta_q,  k = gamma_k * z + beta_k;
+    A = relu^2(q k^T / sqrt(d_k)) / n (or any norm of attend);  O = (u * A v) W_o.
+    A is Su's form (his posts, bert4keras); FLASH's pseudocode and lucidrains' FLASH-pytorch
+    compute relu(q k^T / n + b)^2, with a relative position bias b."""
 
     def __init__(self, config: Config):
         super().__init__()
@@ -283,8 +258,7 @@ class GAU(nn.Module):
         self.ln = nn.LayerNorm(d)
         self.to_uv = nn.Linear(d, 2 * e)
         self.to_z = nn.Linear(d, s)
-        # Scales start near 1: with FLASH's std 0.02 the relu^2 scores start near 0
-        # and the model gets stuck above the bigram loss.
+        # Scales start near 1: with FLASH's std 0.02 relu^2 scores start near 0, stuck above the bigram loss
         self.gamma = nn.Parameter(1 + 0.1 * torch.randn(2, s))
         self.beta = nn.Parameter(torch.zeros(2, s))
         self.to_out = nn.Linear(e, d)
@@ -326,16 +300,10 @@ class TransformerBlock(nn.Module):
 
 
 # --- The language model ----------------------------------------------------------------------------
-
-
 class LM(nn.Module):
-    """A character-level LM: embedding, n_layer blocks, final LayerNorm, tied output head.
-
-    model(idx) -> logits (B, T, vocab_size); the same weights under another setting:
-    model(idx, n="length"), model(idx, logn_base=64), model(idx, rope_scaling=RopeScaling(...)).
-    ``model.temperature`` (n_layer, n_head) is lambda per layer and head: 1, and frozen unless
-    Config.learn_temperature (or a caller) unfreezes it.
-    """
+    """A character-level LM: embedding, n_layer blocks, final LayerNorm, tied output head. The same
+    weights run under another setting: model(idx, n="length"), model(idx, logn_base=64), ...
+    ``model.temperature`` (n_layer, n_head): lambda, 1 and frozen unless Config.learn_temperature."""
 
     def __init__(self, config: Config):
         super().__init__()

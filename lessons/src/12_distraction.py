@@ -204,7 +204,10 @@ print("the head's entropy / ln k, from L to 8L at lambda = 1: "
                   f"{normalised_entropy('lambda = 1', seed, 8 * L):.2f}" for seed in P.seeds))
 
 # %% [markdown]
-# ## The fit per position, as the paper's code does it
+# ## Appendix A — The fit per position, as the paper's code does it
+#
+# The rest of this lesson is about *measurement*: how the NoPE paper's numbers are obtained, and
+# what they mean at this size. The main path can skip to the takeaways.
 #
 # Lesson 7 fitted $c$ to the best uniform $\lambda$ *per evaluation length*; the paper's code
 # fits it per *position*: the best uniform $\lambda$ for the loss at position $i$, then
@@ -271,7 +274,7 @@ for seed in P.seeds:
     assert fits[seed]["a"] > fits[seed]["c"] + 0.1, fits[seed]
 
 # %% [markdown]
-# ## The rules, applied to sequences they were not fitted on
+# ## Appendix A, continued — The rules, applied to sequences they were not fitted on
 #
 # A fit is only as good as what it does. On 64 other sequences of $8L$ (the evaluation
 # batches): the mean loss past $L$ (where the rules act) and over the last $L$ positions
@@ -345,7 +348,7 @@ for seed in P.seeds:
 
 
 # %% [markdown]
-# ## Extension ratios, with error bars
+# ## Appendix B — Extension ratios, with error bars
 #
 # Lesson 6 read extension ratios off 64 sequences and found them all at 1.0, the measure's
 # floor. Here 256 sequences of $8L$ per text-only model, with a bootstrap interval over

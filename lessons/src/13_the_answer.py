@@ -1,15 +1,12 @@
 # %% [markdown]
 # # Lesson 13 — The answer: why attention fails past its training length, and what fixes it
 #
-# **Model and length.** No new model: this lesson collects what lessons 1-12 measured (each
-# number below names the lesson whose stored run printed it, where you can find it and its
-# interval) and runs in a second. $L$ is each model's training length: 64 or 128 characters in
-# lessons 1-5, 32 in lessons 6-12.
+# **Model and length.** No new model: the numbers below are lessons 1-12's stored runs (each names
+# its lesson). $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons 6-12.
 #
-# The course asked one question: *a model trained on sequences of length $L$ reads a longer (or
-# shorter) one; why does its attention fail, and how do we fix it?* Here is the answer, in
-# three failures and their fixes, then what did not reproduce at our size, what production
-# models do with the same idea, and a table for a reader with a model to extend.
+# The course asked: *a model trained at length $L$ reads a longer (or shorter) sequence; why does
+# its attention fail, and how do we fix it?* The answer: three failures and their fixes, what did
+# not reproduce at our size, the same idea in production, and a guide for a model of your own.
 
 # %% [markdown]
 # ## The answer in one paragraph
@@ -18,13 +15,14 @@
 # never showed it. Three such things, three failures: **(1)** a normaliser tied to the length
 # ($\mathrm{relu}^2/n$ with $n$ the length) divides by a number that grows with $n$, while the
 # attention it normalises does not ($Z_i = O(k)$: a trained query reads a handful of keys);
-# **(2)** RoPE's rotations past $L$ are angles the model has never seen, and its scores become
-# noise; **(3)** with no position encoding, nothing breaks outright, but every extra key takes a
+# **(2)** RoPE's rotations past $L$ are angles the model has never seen, so the scores it learned
+# to read no longer mean what they meant; **(3)** with no position encoding, nothing breaks outright, but every extra key takes a
 # share of the softmax: attention spreads out (its entropy rises) and the one key that matters
 # loses its weight, *distraction*. The fixes follow: normalise by the row's own sum (softmax),
 # or keep $n$ fixed; keep RoPE's angles in range (interpolate, or YaRN) or drop RoPE; and
-# multiply the logits by a $\lambda$ that grows like $1 + c \ln s$, which holds the needle's
-# share of attention as the haystack grows.
+# multiply the logits by a $\lambda$ that grows like $1 + c \ln s$ ($s = n/L$; $\lambda$ is the logit
+# multiplier of lessons 7-12, an inverse temperature), which holds the needle's share of attention
+# as the haystack grows.
 
 # %% [markdown]
 # ## The third failure, in one row of attention
@@ -34,11 +32,10 @@
 #
 # $$a_{\text{needle}}(n) = \frac{e^{\lambda S}}{e^{\lambda S} + n - 1}.$$
 #
-# With $\lambda = 1$ the share falls like $1/n$: the same logit that won the row at $L$ loses it
-# at $8L$. Multiply the logits by $\lambda = \log_L n$ (Su) or $1 + 0.397 \ln(n/L)$ (the NoPE
-# fit), and $e^{\lambda S}$ grows like a power of $n$ that keeps pace with the $n - 1$ rivals. We
-# pick $S$ so that the needle holds 0.6 of the row at $L = 32$ (about what lesson 10's retrieval
-# heads gave it in range).
+# With $\lambda = 1$ the share falls like $1/n$. With $\lambda = \log_L n$ (Su) or
+# $1 + 0.397 \ln(n/L)$ (the NoPE fit), $e^{\lambda S}$ grows like a power of $n$ and keeps pace
+# with the $n - 1$ rivals. $S$ is chosen so that the needle holds 0.6 of the row at $L = 32$, about
+# what lesson 10's retrieval heads gave it in range.
 
 # %%
 import math
