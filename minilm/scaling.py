@@ -161,8 +161,9 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
 # Length rules: every rule multiplies the logits by about 1 + c ln s, s = n / L
 # ----------------------------------------------------------------------------
 
-# Wang et al. 2024 (NoPE length generalization): the best uniform scale at s times the
-# training length, fitted as lambda = 1 + 0.397 ln s.
+# Wang et al. 2024 (NoPE length generalization): the slope c of lambda_i = 1 + c ln(i / L), fitted
+# in their code (fig/fig_fit.ipynb) to the best uniform scale at each position i past L. The course
+# applies it per length (length_rule "nope_fit": 1 + c ln s) and per row (model.position_temperature).
 NOPE_FIT_C = 0.397
 LENGTH_RULES = ("su", "nope_fit", "qwen", "yarn")
 
@@ -171,7 +172,7 @@ def length_rule(rule: str, n: float, L: float) -> float:
     """The multiplier on the logits at n keys for a model trained at length L, s = n / L:
 
     'su'        log_L n                    (Su 2021, entropy invariance; 1 + ln s / ln L)
-    'nope_fit'  1 + 0.397 ln s             (Wang et al. 2024, the fitted uniform scale)
+    'nope_fit'  1 + 0.397 ln s             (Wang et al. 2024's fitted slope, NOPE_FIT_C, per length)
     'qwen'      max(1, log_L n)            (Qwen's logn attention: only past its training length)
     'yarn'      (0.1 ln s + 1)^2           (YaRN, see model.yarn_logit_scale)
 
