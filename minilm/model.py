@@ -266,7 +266,7 @@ class GAU(nn.Module):
     def forward(self, x, c: Config, angles, multiplier, inspect=None):
         h = self.ln(x)
         u, v = F.silu(self.to_uv(h)).chunk(2, dim=-1)                  # (B, T, e) each
-        z = F.silu(self.to_z(h))                                        # (B, T, s)
+        z = F.silu(self.to_z(h))                                        # (B, T, d_k)
         q, k = (z.unsqueeze(-2) * self.gamma + self.beta).unbind(dim=-2)
         if angles is not None:
             q, k = apply_rope(q, angles), apply_rope(k, angles)
@@ -327,7 +327,7 @@ class LM(nn.Module):
     def forward(self, idx, *, position_scale=None, return_weights=False, return_scores=False, **setting):
         """Logits (B, T, vocab); with return_weights (or return_scores) also one (B, H, T, T) map
         per layer of weights A (or logits S). ``setting``: n, logn_base or rope_scaling (None: off).
-        position_scale=(a, L): row i's logits x 1 + a ln(n_i / L) past L (position_temperature)."""
+        position_scale=(c, L): row i's logits x 1 + c ln(n_i / L) past L (position_temperature)."""
         check.lm_input(self, idx, setting, position_scale, return_weights, return_scores)
         if idx.device.type == "cpu" or not self.training:  # on a GPU a sync: not in a training step,
             check.lm_values(self, idx)                        # whose ids are the corpus's, its loss checked
