@@ -33,7 +33,7 @@ check_position_temperature(position_temperature)
 # ## Task 2: the mean over seeds and its interval
 #
 # `values` holds one number per seed. Return `(mean, low, high)`: the mean and
-# $\text{mean} \mp t \cdot s / \sqrt n$, with $s$ the sample standard deviation (divide by
+# $\text{mean} \mp t \cdot \mathrm{sd} / \sqrt n$, with sd the sample standard deviation (divide by
 # $n - 1$) and $t$ = `t_quantile((1 + level) / 2, n - 1)`, the quantile of Student's $t$ with
 # $n - 1$ degrees of freedom (passed in: `t_quantile(0.95, 4)` is 2.132).
 

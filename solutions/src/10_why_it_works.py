@@ -16,11 +16,11 @@ from minilm.checks import check_lambda_holding_share, check_needle_share
 # %% [markdown]
 # ## Task 1: the needle's share of a row
 #
-# A row sees `n` keys: `k` of them belong to the needle and have logit `s`, the other `n - k`
-# (filler) have logit 0. Every logit is multiplied by the temperature `lam`. Return the softmax
-# weight on the needle, summed over its `k` keys:
+# A row sees `n` keys: `k` of them belong to the needle and have logit $S$ (the argument `s`),
+# the other `n - k` (filler) have logit 0. Every logit is multiplied by $\lambda$ (`lam`). Return
+# the softmax weight on the needle, summed over its `k` keys:
 #
-# $$m = \frac{k\, e^{\lambda s}}{k\, e^{\lambda s} + (n - k)}.$$
+# $$m = \frac{k\, e^{\lambda S}}{k\, e^{\lambda S} + (n - k)}.$$
 #
 # (`n`, `k`, `s`, `lam` are numbers; return a number or a 0-dim tensor.)
 
@@ -38,7 +38,7 @@ check_needle_share(needle_share)
 # ## Task 2: the temperature that holds the share
 #
 # Solve $m(\lambda) = $ `share` for $\lambda$: return the temperature at which the needle's share
-# of a row of `n` keys is exactly `share`. Then notice how it grows with $n$: by $\ln 2 / s$ every
+# of a row of `n` keys is exactly `share`. Then notice how it grows with $n$: by $\ln 2 / S$ every
 # time the filler doubles, that is, like $\log n$.
 
 # %%
@@ -54,16 +54,16 @@ check_lambda_holding_share(lambda_holding_share)
 # %% [markdown]
 # ## Going further
 # - Write the temperature that holds the share at $n$ as a multiple of the one that gives it at
-#   $L$: $\lambda(n)/\lambda(L) = 1 + c \ln(\cdot)$. What is $c$? For which $s$ is it Su's $1/\ln L$?
+#   $L$: $\lambda(n)/\lambda(L) = 1 + c \ln(\cdot)$. What is $c$? For which $S$ is it Su's $1/\ln L$?
 #
 #   <details><summary>Answer</summary>
 #
-#   $\lambda(n) = \ln\big((n - k)R\big)/s$ with $R = m/((1 - m)k)$, so
-#   $\lambda(n) - \lambda(L) = \ln\frac{n-k}{L-k}/s$ and
-#   $\lambda(n)/\lambda(L) = 1 + c \ln\frac{n-k}{L-k}$ with $c = 1/(s\, \lambda(L))$; for
-#   $n, L \gg k$ the log is about $\ln(n/L)$. It is Su's $1/\ln L$ when $s\,\lambda(L) = \ln L$: for
-#   a model as trained ($\lambda(L) = 1$), $s = \ln L$ ($\approx 3.47$ for $L = 32$), a needle key
-#   $e^{s} = L$ times as heavy as a filler key.
+#   $\lambda(n) = \ln\big((n - k)R\big)/S$ with $R = m/((1 - m)k)$, so
+#   $\lambda(n) - \lambda(L) = \ln\frac{n-k}{L-k}/S$ and
+#   $\lambda(n)/\lambda(L) = 1 + c \ln\frac{n-k}{L-k}$ with $c = 1/(S\, \lambda(L))$; for
+#   $n, L \gg k$ the log is about $\ln(n/L)$. It is Su's $1/\ln L$ when $S\,\lambda(L) = \ln L$: for
+#   a model as trained ($\lambda(L) = 1$), $S = \ln L$ ($\approx 3.47$ for $L = 32$), a needle key
+#   $e^{S} = L$ times as heavy as a filler key.
 #
 #   </details>
 #
