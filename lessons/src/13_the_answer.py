@@ -231,3 +231,11 @@ for name in list(rules)[1:]:
 #    change how large each failure is (the sources' models lose less than ours in some places).
 #
 #    </details>
+#
+# **Exercise (a project, no checker):** take a model of your own, or lesson 6's NoPE model, pick
+# its row of the decision table, and measure the fix at two and four times its training length
+# with the course's tools (`minilm.loss_by_length`, `minilm.retrieval_accuracy`, `minilm.at_lambda`,
+# `minilm.length_rule`). Write down what you expect first. For lesson 6's NoPE model, for example:
+# `with minilm.at_lambda(model, minilm.length_rule("nope_fit", 4 * L, L)):` around
+# `minilm.loss_by_length(model, corpus, [4 * L])`, against the same call without it; lesson 7's
+# table says what to expect at $4L$.
