@@ -247,7 +247,8 @@ plt.show()
 # - both ablations land within 0.05 nats of head scaling at $4L$ (we measured at most 0.006; the
 #   start at 1 ties to three decimals, 1.851 and 1.864, with temperatures in [1.00, 1.82] like
 #   head scaling's); control: $\lambda = 1$, 0.13-0.28 nats away, fails that bound;
-# - without the clamp some temperature ends below 1 (we measured 0.55 and 0.70).
+# - without the clamp some temperature ends below 1 on some seed (we measured 0.55 and 0.70; on
+#   seeds 100-101 only one seed went below 1, 0.91, the other stayed at 1.08 and above).
 #
 # That the clamped temperatures are all $\ge 1$ is a *demonstration* of the clamp, true by
 # construction, with the unclamped run as its control.
@@ -262,8 +263,9 @@ for seed in P.seeds:
     for ablation in ("no clamp", "start at 1"):   # a bound; control: lambda = 1 fails it
         gap = head_loss[ablation, seed][target] - head_loss["head scaling", seed][target]
         assert abs(gap) < 0.05, (ablation, seed)
-    assert head["no clamp", seed].temperature.min() < 1, seed
     assert (head["head scaling", seed].temperature >= 1).all()   # demonstration of the clamp
+# the clamp binds on some seed (seeds 100-101: 0.91 on one, 1.08 on the other)
+assert any(head["no clamp", seed].temperature.min() < 1 for seed in P.seeds)
 
 # %% [markdown]
 # ## RoPE baselines: PI, NTK-aware, YaRN
@@ -340,20 +342,23 @@ for label in methods:
 #   scaling 1.857), and close to plain RoPE in range (1.334 against 1.318). PI is the best at 8x
 #   (2.142) but far *worse in range* (1.799): run with $s = 4$ at every length, it slows the fast
 #   pair that YaRN keeps.
-# - **NoPE:** head scaling, with 16 numbers, beats every zero-shot RoPE method at 4x and 8x
-#   (zero-shot YaRN comes closest, and is ahead at 2x), but not fine-tuned RoPE; the paper found
-#   head scaling competitive with such methods in a billion-parameter model.
+# - **NoPE:** head scaling, with 16 numbers, beats every zero-shot RoPE method at 8x; at 4x it is
+#   close to zero-shot YaRN (ahead here, but behind it on one seed of another pair of seeds), and
+#   at 2x behind it; it does not reach fine-tuned RoPE. The paper found head scaling competitive
+#   with such methods in a billion-parameter model.
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
 # Asserted on every seed (the table shows each seed in brackets):
 # - NTK-aware beats PI zero-shot at 2x and 4x (by 0.73-1.01 nats); the other variant is the
 #   control;
-# - fine-tuned YaRN beats head scaling at 4x (by 0.61 and 0.63 nats); control: the same YaRN
-#   without fine-tuning (zero-shot 1.981 and 1.936, against head scaling's 1.851 and 1.864);
-# - head-scaled NoPE beats every zero-shot RoPE method at 4x and 8x (the closest, zero-shot
-#   YaRN, by 0.13 and 0.07 nats at 4x, 0.56 and 0.25 at 8x); control: in range plain RoPE is
-#   better (1.317 and 1.319 against 1.505 and 1.561).
+# - fine-tuned YaRN beats head scaling at 4x (by 0.61 and 0.63 nats); control: plain RoPE at 4x
+#   (2.901 and 2.825) fails it;
+# - head-scaled NoPE beats every zero-shot RoPE method at 8x (the closest, zero-shot YaRN, by
+#   0.56 and 0.25 nats), and plain RoPE, PI and NTK at 4x; control: in range plain RoPE is
+#   better (1.317 and 1.319 against 1.505 and 1.561). Zero-shot YaRN at 4x is left out: here
+#   head scaling is ahead of it by 0.13 and 0.07 nats, but on seeds 100-101 one seed had it
+#   behind (1.858 against 1.822).
 #
 # Read from the brackets, not asserted: zero-shot YaRN is the best zero-shot method at every
 # length past $L$ on each seed, and ahead of both NoPE fixes at 2x (1.463 against 1.623 and 1.637);
@@ -367,15 +372,15 @@ for label in methods:
 # </details>
 
 # %%
+ZERO_SHOT = ("RoPE", "RoPE PI zero-shot", "RoPE NTK zero-shot", "RoPE YARN zero-shot")
 for seed in P.seeds:
     for T in (2 * L, 4 * L):
         assert table["RoPE NTK zero-shot", seed][T] < table["RoPE PI zero-shot", seed][T], (seed, T)
     assert (table["RoPE YARN fine-tuned at 4L", seed][target]
             < table["NoPE + head scaling (trained at 4L)", seed][target])
-    for T in (4 * L, 8 * L):
-        zero_shot = min(table[label, seed][T] for label in ("RoPE", "RoPE PI zero-shot",
-                                                             "RoPE NTK zero-shot",
-                                                             "RoPE YARN zero-shot"))
+    # every zero-shot RoPE method at 8x; at 4x zero-shot YaRN is close, so not it (read, above)
+    for T, methods in ((4 * L, ZERO_SHOT[:3]), (8 * L, ZERO_SHOT)):
+        zero_shot = min(table[label, seed][T] for label in methods)
         assert table["NoPE + head scaling (trained at 4L)", seed][T] < zero_shot, (seed, T)
 
 # %% [markdown]
@@ -396,7 +401,7 @@ for seed in P.seeds:
 # | head scaling vs uniform | better (paper) | better at the target length on both seeds, by 0.035-0.076 nats |
 # | head-scale recipe | 200 steps of 8 sequences, lr 0.1 / 0.05 with 10% warmup, clamp at 1, start 1.6 for 4x (8K) (code, `scripts/run_hs.sh`) | the same with lr 0.05, start at our best uniform $\lambda$ |
 # | without clamp / without initialisation | average passkey 81 to 53 / 26 (paper, Table 4) | no difference: loss within 0.006 nats of head scaling |
-# | head scaling vs RoPE extensions | competitive (paper) | behind fine-tuned YaRN (2x-8x) and PI (4x-8x); ahead of every zero-shot RoPE method at 4x-8x (at 2x zero-shot YaRN is ahead) |
+# | head scaling vs RoPE extensions | competitive (paper) | behind fine-tuned YaRN (2x-8x) and PI (4x-8x); ahead of every zero-shot RoPE method at 8x, close to zero-shot YaRN at 4x, behind it at 2x |
 # | passkey retrieval | NoPE + head scaling retrieves well (paper) | not measured here: see lessons 9-11 |
 
 # %% [markdown]
@@ -408,9 +413,9 @@ for seed in P.seeds:
 # - Head scaling (16 trained temperatures, nothing else) beats the best uniform $\lambda$ at its
 #   target length $4L$ by 0.035-0.076 nats; its clamp and its start made no difference here
 #   (within 0.006 nats), unlike in the paper.
-# - Head-scaled NoPE beats every zero-shot RoPE method at 4x and 8x, YaRN included; fine-tuned
-#   YaRN beats everything at 2x-4x (1.237 at 4x against 1.857) and stays close to plain RoPE in
-#   range, where fine-tuned PI costs 0.48 nats.
+# - Head-scaled NoPE beats every zero-shot RoPE method at 8x, YaRN included, and is close to
+#   zero-shot YaRN at 4x; fine-tuned YaRN beats everything at 2x-4x (1.237 at 4x against 1.857)
+#   and stays close to plain RoPE in range, where fine-tuned PI costs 0.48 nats.
 #
 # ## Check your understanding
 #
