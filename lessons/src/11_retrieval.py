@@ -298,8 +298,10 @@ plt.show()
 # - NTK-aware scaling beats plain RoPE at $4L$ (0.86 against 0.53, 0.27 against 0.04). Control:
 #   at $L$ the two are the same model ($s = 1$), which fails the test by construction (not run
 #   as an assertion: it cannot fail).
-# - YaRN zero-shot beats plain RoPE at $4L$ (0.70 against 0.53, 0.87 against 0.04). Control: at
-#   $L$ they are the same model too.
+# - YaRN zero-shot beats plain RoPE at $8L$ (0.54 against 0.18, 0.75 against 0.00), where plain
+#   RoPE has all but stopped retrieving. Control: at $L$ they are the same model too. At $4L$ it
+#   is ahead here too (0.70 against 0.53 on seed 0), but trained with other CPU kernels seed 0
+#   came out level there (0.52 against 0.52), so $4L$ is read, not asserted.
 #
 # Head scaling's gain over $\lambda = 1$ at $8L$ (0.06 on seed 0, 0.21 on seed 1, printed
 # below) is read, not asserted: two seeds this far apart cannot say how large it is.
@@ -317,7 +319,7 @@ for seed in P.seeds:
     for T in (4 * L, 8 * L):
         assert mean_at("NoPE", seed, T) > mean_at("RoPE", seed, T) + 0.05, (seed, T)
     assert mean_at("RoPE, NTK zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.05, seed
-    assert mean_at("RoPE, YaRN zero-shot", seed, 4 * L) > mean_at("RoPE", seed, 4 * L) + 0.05, seed
+    assert mean_at("RoPE, YaRN zero-shot", seed, 8 * L) > mean_at("RoPE", seed, 8 * L) + 0.05, seed
 
 heads_minus_nope = {s: mean_at("NoPE, head scaling at 4L", s, 8 * L) - mean_at("NoPE", s, 8 * L)
                     for s in P.seeds}
