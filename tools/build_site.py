@@ -52,17 +52,11 @@ def notation(readme: str) -> str:
     return "\n".join(["# Notation", *lines[start + 1:end]]).rstrip() + "\n"
 
 
-def write_if_changed(path: Path, text: str) -> None:
-    """Write only what changed (the staged files keep their times)."""
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
-def copy_if_changed(source: Path, target: Path) -> None:
-    if not target.exists() or target.read_bytes() != source.read_bytes():
+def stage(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` unless it already holds it (unchanged files keep their times)."""
+    if not target.exists() or target.read_bytes() != data:
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        target.write_bytes(data)
 
 
 def install_mathjax() -> None:
@@ -90,10 +84,10 @@ def lay_out_pages() -> None:
         for path in [found] if found.is_file() else sorted(p for p in found.rglob("*") if p.is_file()):
             wanted[SOURCE / "_extra" / "mathjax" / path.relative_to(MATHJAX)] = path
     for target, source in wanted.items():
-        copy_if_changed(source, target)
+        stage(target, source.read_bytes())
     notation_page = SOURCE / "notation.md"
     lessons_readme = (ROOT / "lessons" / "README.md").read_text(encoding="utf-8")
-    write_if_changed(notation_page, notation(lessons_readme))
+    stage(notation_page, notation(lessons_readme).encode("utf-8"))
     # a page removed from the repository leaves the site too
     keep = set(wanted) | {notation_page}
     for path in sorted(SOURCE.rglob("*"), reverse=True):
