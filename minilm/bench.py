@@ -96,7 +96,7 @@ def main(argv=None):
 
     gau = {}
     for norm, n in (("softmax", None), ("relu2", args.length), ("relu2_norm", None)):
-        config = Config(vocab_size=vocab, block="gau", n_head=1, d_qk=args.d_model, norm=norm, n=n,
+        config = Config(vocab_size=vocab, block="gau", n_head=1, d_k=args.d_model, norm=norm, n=n,
                         d_model=args.d_model, n_layer=2 * args.n_layer)
         gau[norm] = step_time(LM(config).to(device), x, y, args.repeats)
         print(f"minilm GAU x{2 * args.n_layer} {norm:<12}      {1000 * gau[norm]:7.1f} ms/step   "

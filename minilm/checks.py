@@ -341,7 +341,7 @@ def check_gau_parameter_count(student) -> None:
              for d, s, e in [(32, 16, 2), (48, 8, 1), (64, 64, 2), (128, 128, 3)]]
 
     def reference(d, s, expansion):
-        config = Config(vocab_size=2, block="gau", n_head=1, d_model=d, d_qk=s, expansion=expansion)
+        config = Config(vocab_size=2, block="gau", n_head=1, d_model=d, d_k=s, expansion=expansion)
         return torch.tensor(sum(p.numel() for p in GAU(config).parameters()))
 
     run_cases("GAU parameter count", student, reference, cases, atol=0, rtol=0)
@@ -361,7 +361,7 @@ def check_row_divisor(student) -> None:
 
 def _tiny_relu2_lm(seed):
     torch.manual_seed(seed)
-    return LM(Config(vocab_size=11, block="gau", n_head=1, d_model=16, n_layer=2, d_qk=8, norm="relu2", n=24)).eval()
+    return LM(Config(vocab_size=11, block="gau", n_head=1, d_model=16, n_layer=2, d_k=8, norm="relu2", n=24)).eval()
 
 
 def check_prefix_gap(student) -> None:

@@ -36,7 +36,7 @@ def _checked(P: Profile, positions=POSITIONS) -> None:
 def causal_gau(P: Profile, vocab_size: int, **extra) -> Config:
     """Lessons 1-2: the causal relu^2 GAU LM, n fixed at the training length; two GAU layers
     per Transformer layer (about the same parameter count)."""
-    settings = dict(block="gau", n_head=1, d_model=P.d_model, n_layer=2 * P.n_layer, d_qk=P.d_qk,
+    settings = dict(block="gau", n_head=1, d_model=P.d_model, n_layer=2 * P.n_layer, d_k=P.d_k,
                     norm="relu2", n=P.train_len)
     return Config(vocab_size=vocab_size, **{**settings, **extra})
 
@@ -55,7 +55,7 @@ def causal_recipe(P: Profile, seed: int) -> Recipe:
 def masked_lm_gau(P: Profile, vocab_size: int, norm: str, n=None, **extra) -> Config:
     """Lessons 2-4: the bidirectional GAU masked LM, trained at P.mlm_len."""
     return Config(vocab_size=vocab_size, block="gau", n_head=1, d_model=P.d_model, n_layer=P.n_layer,
-                  d_qk=P.d_qk, norm=norm, n=n, causal=False, **extra)
+                  d_k=P.d_k, norm=norm, n=n, causal=False, **extra)
 
 
 def masked_lm_recipe(P: Profile, seed: int) -> Recipe:

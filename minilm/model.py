@@ -1,7 +1,7 @@
 """The model in one file, read top to bottom: Config, attention, RoPE, the blocks, the LM. Each
 equation of a lesson is one short function, the equation in its docstring; argument checks live in
-``validation.py`` (``check.*``). Shapes: B batch, H heads, T length, d query/key width (the lessons'
-d_k), e value width; i queries, j keys. lambda (``LM.temperature``) *multiplies* the logits."""
+``validation.py`` (``check.*``). Shapes: B batch, H heads, T length, d_k query/key width, e value
+width; i queries, j keys. lambda (``LM.temperature``) *multiplies* the logits."""
 
 from __future__ import annotations
 
@@ -20,12 +20,14 @@ from .validation import plain_fields
 # --- Config ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RopeScaling:
-    """RoPE at ``factor`` s = target / ``train_len`` L. 'pi': every theta_i -> theta_i / s (t -> t / s);
-    'ntk': base -> base * s^(dim / (dim - 2)) (the fastest pair kept, the slowest / s); 'yarn', as its
-    authors' code (and Hugging Face's, and Wang et al.'s): pair i kept for i <= floor(c(32)), theta_i / s
-    for i >= ceil(c(1)), a ramp linear in i between, where c(r) = dim ln(L / (2 pi r)) / (2 ln base)
-    is the pair turning r times over L (clamped to [0, dim - 1]); logits x (0.1 ln s + 1)^2. (The
-    YaRN paper's equation ramps linearly in r: another rule.)"""
+    """RoPE at ``factor`` s = target / ``train_len`` L, as three rules for the frequencies theta_i:
+    'pi':   theta_i' = theta_i / s;
+    'ntk':  theta_i' = (base * s^(d_k / (d_k - 2)))^(-2i / d_k);
+    'yarn': theta_i' = (1 - g_i) theta_i + g_i theta_i / s, g_i = clamp((i - lo) / (hi - lo), 0, 1),
+            lo = floor(c(32)), hi = ceil(c(1)), c(r) = d_k ln(L / (2 pi r)) / (2 ln base) the pair
+            turning r times over L; and the logits x (0.1 ln s + 1)^2.
+    YaRN as its authors' code (and Hugging Face's, and Wang et al.'s) has it; the YaRN paper's
+    equation ramps g linearly in r instead."""
 
     kind: str
     factor: float
@@ -45,12 +47,13 @@ class Config:
     d_model: int = 64
     n_layer: int = 2
     n_head: int = 4              # transformer only; a GAU has one head
-    d_qk: int = 64               # GAU: the shared width d_k of z, q and k
+    d_k: int = 64                # GAU only: the shared width of z, q and k (FLASH calls it s)
     expansion: int = 2           # GAU: e = expansion * d_model; transformer: MLP width factor is 4
     norm: str = "softmax"        # "softmax", "relu2" or "relu2_norm"
     n: int | str | None = None   # relu2 only: a positive int, "length" or "row"
     logn_base: float | None = None
-    pos: str = "rope"            # "rope" or "nope"
+    pos: str | tuple = "rope"    # "rope" or "nope" for every layer, or one per layer: ("rope", "nope")
+    window: int | None = None    # RoPE layers see only their last ``window`` keys (sliding window)
     causal: bool = True
     max_len: int = 8192          # the longest sequence the model accepts
     rope_base: float = 10000.0
@@ -62,11 +65,19 @@ class Config:
         if isinstance(self.rope_scaling, dict):  # as read back from to_dict(); frozen: set once, here
             check.rope_scaling_dict(self.rope_scaling)
             object.__setattr__(self, "rope_scaling", RopeScaling(**self.rope_scaling))
+        if isinstance(self.pos, list):  # a tuple, as JSON (the cache key) cannot write one
+            object.__setattr__(self, "pos", tuple(self.pos))
         check.config(self, RopeScaling)
 
     @property
     def head_dim(self) -> int:
-        return self.d_qk if self.block == "gau" else self.d_model // self.n_head
+        return self.d_k if self.block == "gau" else self.d_model // self.n_head
+
+    @property
+    def layers(self) -> tuple:
+        """(position encoding, window) of each layer: a window on the RoPE layers, none on NoPE's."""
+        per_layer = (self.pos,) * self.n_layer if isinstance(self.pos, str) else self.pos
+        return tuple((pos, self.window if pos == "rope" else None) for pos in per_layer)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,63 +89,78 @@ class Config:
 
 
 # --- Attention: every variant is a choice of how scores become weights ----------------------------
-def keys_seen(T: int, causal: bool, device=None, dtype=torch.float32) -> torch.Tensor:
-    """n_i, the number of keys query i sees: i + 1 when causal, T when not. Shape (T,)."""
+def visible(T: int, causal: bool, window: int | None = None, device=None) -> torch.Tensor:
+    """Which keys query i sees, (T, T) bool: every j; j <= i when causal; i - w < j <= i with a
+    sliding window of w keys (itself included)."""
+    i = torch.arange(T, device=device).view(-1, 1)
+    j = torch.arange(T, device=device).view(1, -1)
+    seen = (j <= i) if causal else torch.ones(T, T, dtype=torch.bool, device=device)
+    return seen & (i - j < window) if window is not None else seen
+
+
+def keys_seen(T: int, causal: bool, window: int | None = None, device=None, dtype=torch.float32):
+    """n_i, the number of keys query i sees: i + 1 when causal, T when not, min(i + 1, w) with a
+    window of w keys. Shape (T,)."""
     check.integer("T", T, at_least=0)
-    if causal:
-        return torch.arange(1, T + 1, device=device, dtype=dtype)
-    return torch.full((T,), float(T), device=device, dtype=dtype)
+    if not causal:
+        return torch.full((T,), float(T), device=device, dtype=dtype)
+    n_i = torch.arange(1, T + 1, device=device, dtype=dtype)
+    return n_i.clamp(max=window) if window is not None else n_i
 
 
-def logn_factor(T: int, base: float, causal: bool, device=None, dtype=torch.float32) -> torch.Tensor:
+def logn_factor(T: int, base: float, causal: bool, window=None, device=None, dtype=torch.float32):
     """Entropy invariance: row i's logits x log(n_i) / log(L), L = base. Shape (T,)."""
     check.finite_number("logn_base", base, above=1, why="the training length L")
-    return keys_seen(T, causal, device, dtype).log() / math.log(base)
+    return keys_seen(T, causal, window, device, dtype).log() / math.log(base)
 
 
-def position_temperature(T: int, slope: float, L: int, causal: bool, device=None,
+def position_temperature(T: int, slope: float, L: int, causal: bool, window=None, device=None,
                          dtype=torch.float32) -> torch.Tensor:
     """The per-position rule of Wang et al.'s code: row i's logits x lambda_i = 1 + c ln(n_i / L)
     where n_i > L, and x 1 within the training length L (c = slope). Shape (T,)."""
     check.position_rule(slope, L, T, dtype)
-    return 1 + slope * (keys_seen(T, causal, device, dtype) / L).log().clamp(min=0)
+    return 1 + slope * (keys_seen(T, causal, window, device, dtype) / L).log().clamp(min=0)
 
 
-def logit_multiplier(T: int, *, scale=None, logn_base=None, row_scale=None, causal=True, like=None):
-    """m_hi = lambda_h (``scale``: one, or one per head) x log(n_i) / log(L) x r_i (``row_scale``),
-    like ``like`` (dtype, device), broadcasting to (B, H, T, 1); 1 if none. Folded into q."""
-    factors = []
-    if scale is not None:
-        factors.append(torch.as_tensor(scale, dtype=like.dtype, device=like.device).view(-1, 1, 1))
+def logit_multiplier(T: int, *, scale=None, logn_base=None, position_scale=None, row_scale=None,
+                     causal=True, window=None, like):
+    """m_hi = lambda_h x (log(n_i) / log(L)) x r_i: ``scale`` lambda (one, or one per head),
+    ``logn_base`` L, and r_i from ``position_scale`` (c, L) (position_temperature) or a
+    ``row_scale`` tensor; in ``like``'s dtype and device, broadcasting to (B, H, T, 1); 1 if none.
+    The one way every multiplier is built: the blocks and attend() fold it into q."""
+    rows = []
     if logn_base is not None:
-        factors.append(logn_factor(T, logn_base, causal, like.device, like.dtype).view(-1, 1))
+        rows.append(logn_factor(T, logn_base, causal, window, like.device, like.dtype))
+    if position_scale is not None:
+        rows.append(position_temperature(T, *position_scale, causal, window, like.device, like.dtype))
     if row_scale is not None:
-        factors.append(row_scale.to(like).view(-1, 1))
-    return math.prod(factors)
+        rows.append(row_scale.to(like))
+    m = math.prod(rows).view(-1, 1) if rows else 1
+    if scale is None:
+        return m
+    return torch.as_tensor(scale, dtype=like.dtype, device=like.device).view(-1, 1, 1) * m
 
 
-def attention_scores(q, k, *, causal=True) -> torch.Tensor:
-    """Logits S_ij = q_i . k_j / sqrt(d), q holding its multiplier; -inf where j is not visible.
-    ``'b h i d, b h j d -> b h i j'``: (B, H, T, T)."""
+def attention_scores(q, k, *, causal=True, window=None) -> torch.Tensor:
+    """Logits S_ij = q_i . k_j / sqrt(d_k), q holding its multiplier; -inf where j is not
+    visible. ``'b h i d, b h j d -> b h i j'``: (B, H, T, T)."""
     scores = torch.einsum("b h i d, b h j d -> b h i j", q, k) / math.sqrt(q.shape[-1])
-    if causal:
-        T = q.shape[2]
-        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
-        scores = scores.masked_fill(future, float("-inf"))
+    if causal or window is not None:
+        scores = scores.masked_fill(~visible(q.shape[2], causal, window, q.device), float("-inf"))
     return scores
 
 
-def relu2_divisor(T: int, n, causal: bool, device=None) -> torch.Tensor:
+def relu2_divisor(T: int, n, causal: bool, window=None, device=None) -> torch.Tensor:
     """Row i of relu^2 attention is divided by n fixed, T (n='length') or n_i (n='row'). (T, 1)."""
     if n == "row":
-        return keys_seen(T, causal, device).view(T, 1)
+        return keys_seen(T, causal, window, device).view(T, 1)
     return torch.full((T, 1), float(T if n == "length" else n), device=device)
 
 
-def relu2_weights(scores: torch.Tensor, n, causal: bool) -> torch.Tensor:
+def relu2_weights(scores: torch.Tensor, n, causal: bool, window=None) -> torch.Tensor:
     """a_ij = relu(S_ij)^2 / n (see relu2_divisor), as (relu(S_ij) / sqrt(n))^2: the same number,
     which does not overflow where relu(S)^2 alone does."""
-    root_n = relu2_divisor(scores.shape[-1], n, causal, scores.device).sqrt().to(scores)
+    root_n = relu2_divisor(scores.shape[-1], n, causal, window, scores.device).sqrt().to(scores)
     return (F.relu(scores) / root_n).square()
 
 
@@ -153,46 +179,47 @@ def relu2_norm_weights(scores: torch.Tensor) -> torch.Tensor:
     return r / torch.where(z > 0, z, torch.ones_like(z))
 
 
-def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=None) -> torch.Tensor:
-    """Weights A from logits S: softmax a_ij = exp(S_ij) / sum_j exp(S_ij), relu2 or relu2_norm."""
+def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=None, window=None):
+    """Weights A from logits S: softmax a_ij = exp(S_ij) / sum_j exp(S_ij), relu2 or relu2_norm.
+    Public, so checked (a host-only check of two values: no cost next to the einsum after it)."""
     check.attention_setting(norm, n, None)
-    return _weights(scores, norm, causal, n)
-
-
-def _weights(scores, norm, causal, n):  # attention_weights on a setting checked before
     if norm == "softmax":
         return scores.softmax(dim=-1)
-    return relu2_weights(scores, n, causal) if norm == "relu2" else relu2_norm_weights(scores)
+    return relu2_weights(scores, n, causal, window) if norm == "relu2" else relu2_norm_weights(scores)
 
 
-def attend(q, k, v, *, norm="softmax", causal=True, n=None, scale=None, logn_base=None, row_scale=None,
-           return_weights=False):
-    """out_i = sum_j a_ij v_j, a = norm(S), S_ij = lambda * (log n_i / log L) * r_i * q_i . k_j / sqrt(d).
+def attention(q, k, v, *, norm, causal, n, window=None, inspect=None):
+    """out_i = sum_j a_ij v_j, a = norm(S) over the visible keys, q holding its multiplier: what
+    the blocks call (the setting checked once, by Config). Returns (out, the 'weights' A or
+    'scores' S that ``inspect`` asks for, else None). Softmax runs in PyTorch's fused kernel,
+    which computes the same out as the explicit path (tests/test_attend.py compares them)."""
+    if norm == "softmax" and inspect != "weights":
+        mask = None if window is None else visible(q.shape[2], causal, window, q.device)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and mask is None)
+        return out, attention_scores(q, k, causal=causal, window=window) if inspect == "scores" else None
+    scores = attention_scores(q, k, causal=causal, window=window)
+    weights = attention_weights(scores, norm=norm, causal=causal, n=n, window=window)
+    out = torch.einsum("b h i j, b h j e -> b h i e", weights, v)
+    return out, {"weights": weights, "scores": scores}.get(inspect)
+
+
+def attend(q, k, v, *, norm="softmax", causal=True, n=None, window=None, scale=None, logn_base=None,
+           row_scale=None, return_weights=False):
+    """attention() for any q, k, v, checked: S_ij = lambda * (log n_i / log L) * r_i * q_i . k_j / sqrt(d_k).
 
     norm='softmax': softmax_j(S_ij) over the visible keys;  'relu2': relu(S_ij)^2 / n (n a positive
     int, 'length' = T or 'row' = n_i);  'relu2_norm': relu(S_ij)^2 / sum_j relu(S_ij)^2.
-    q, k: (B, H, T, d); v: (B, H, T, e). scale (lambda): None, a number or a (H,) tensor, *on top
-    of* 1 / sqrt(d) (F.scaled_dot_product_attention's ``scale`` replaces it); logn_base: L or None;
-    row_scale: None or a (T,) tensor r (position_temperature). Returns out (B, H, T, e), or with
+    q, k: (B, H, T, d_k); v: (B, H, T, e). window: None or w, each query sees its last w keys.
+    scale (lambda): None, a number or a (H,) tensor, *on top of* 1 / sqrt(d_k)
+    (F.scaled_dot_product_attention's ``scale`` replaces it); logn_base: L or None; row_scale:
+    None or a (T,) tensor r (position_temperature). Returns out (B, H, T, e), or with
     return_weights (out, weights (B, H, T, T))."""
-    check.attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale)
+    check.attend_args(q, k, v, norm, n, window, scale, logn_base, causal, row_scale)
     q = q * logit_multiplier(q.shape[2], scale=scale, logn_base=logn_base, row_scale=row_scale,
-                             causal=causal, like=q)
-    out, weights = attention(q, k, v, norm=norm, causal=causal, n=n,
+                             causal=causal, window=window, like=q)
+    out, weights = attention(q, k, v, norm=norm, causal=causal, n=n, window=window,
                              inspect="weights" if return_weights else None)
     return (out, weights) if return_weights else out
-
-
-def attention(q, k, v, *, norm, causal, n, inspect=None):
-    """attend() with its multiplier folded into q, as the blocks call it (LM.forward checked the
-    setting once): (out, the 'weights' A or 'scores' S that ``inspect`` asks for, else None)."""
-    if norm == "softmax" and inspect != "weights":
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        return out, attention_scores(q, k, causal=causal) if inspect == "scores" else None
-    scores = attention_scores(q, k, causal=causal)
-    weights = _weights(scores, norm, causal, n)
-    out = torch.einsum("b h i j, b h j e -> b h i e", weights, v)
-    return out, {"weights": weights, "scores": scores}.get(inspect)
 
 
 # --- Rotary position embedding (RoPE) --------------------------------------------------------------
@@ -201,7 +228,7 @@ YARN_BETA_FAST, YARN_BETA_SLOW = 32, 1  # YaRN keeps pairs turning > 32 times ov
 
 def rope_frequencies(dim: int, base: float = 10000.0, scaling: RopeScaling | None = None, device=None,
                      dtype=torch.float32):
-    """theta_i = base^(-2i/dim), i < dim/2, changed by ``scaling`` (see RopeScaling). (dim/2,)."""
+    """theta_i = base^(-2i/dim), i < dim/2 (dim = d_k), changed by ``scaling`` (RopeScaling). (dim/2,)."""
     check.rope_args(dim, base, scaling, RopeScaling)
     exponents = torch.arange(0, dim, 2, device=device, dtype=dtype) / dim
     if scaling is None:
@@ -243,7 +270,7 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     return rotated.flatten(-2)
 
 
-# --- Blocks: (x, setting, RoPE angles, the layer's logit multiplier, inspect) -> (x, inspected) ---
+# --- Blocks: (x, setting, RoPE angles, window, the layer's logit multiplier, inspect) -> (x, seen) -
 class GAU(nn.Module):
     """Gated Attention Unit (FLASH, Hua et al. 2022), one head, pre-norm and residual:
     u = silu(X W_u), v = silu(X W_v) (width e);  z = silu(X W_z) (width d_k, FLASH's s);
@@ -254,16 +281,16 @@ class GAU(nn.Module):
 
     def __init__(self, config: Config):
         super().__init__()
-        d, e, s = config.d_model, config.expansion * config.d_model, config.d_qk
+        d, e, d_k = config.d_model, config.expansion * config.d_model, config.d_k
         self.ln = nn.LayerNorm(d)
         self.to_uv = nn.Linear(d, 2 * e)
-        self.to_z = nn.Linear(d, s)
+        self.to_z = nn.Linear(d, d_k)
         # Scales start near 1: with FLASH's std 0.02 relu^2 scores start near 0, stuck above the bigram loss
-        self.gamma = nn.Parameter(1 + 0.1 * torch.randn(2, s))
-        self.beta = nn.Parameter(torch.zeros(2, s))
+        self.gamma = nn.Parameter(1 + 0.1 * torch.randn(2, d_k))
+        self.beta = nn.Parameter(torch.zeros(2, d_k))
         self.to_out = nn.Linear(e, d)
 
-    def forward(self, x, c: Config, angles, multiplier, inspect=None):
+    def forward(self, x, c: Config, angles, window, multiplier, inspect=None):
         h = self.ln(x)
         u, v = F.silu(self.to_uv(h)).chunk(2, dim=-1)                  # (B, T, e) each
         z = F.silu(self.to_z(h))                                        # (B, T, d_k)
@@ -271,7 +298,8 @@ class GAU(nn.Module):
         if angles is not None:
             q, k = apply_rope(q, angles), apply_rope(k, angles)
         q, k, v = (t.unsqueeze(1) for t in (q, k, v))                   # one head: (B, 1, T, .)
-        out, seen = attention(q * multiplier, k, v, norm=c.norm, causal=c.causal, n=c.n, inspect=inspect)
+        out, seen = attention(q * multiplier, k, v, norm=c.norm, causal=c.causal, n=c.n, window=window,
+                              inspect=inspect)
         return x + self.to_out(u * out.squeeze(1)), seen
 
 
@@ -288,13 +316,14 @@ class TransformerBlock(nn.Module):
         self.ln_mlp = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, x, c: Config, angles, multiplier, inspect=None):
+    def forward(self, x, c: Config, angles, window, multiplier, inspect=None):
         qkv = rearrange(self.to_qkv(self.ln_attn(x)), "b t (three h d) -> three b h t d",
                         three=3, h=self.n_head)
-        q, k, v = qkv.unbind(0)                                         # (B, H, T, d) each
+        q, k, v = qkv.unbind(0)                                         # (B, H, T, d_k) each
         if angles is not None:
             q, k = apply_rope(q, angles), apply_rope(k, angles)
-        out, seen = attention(q * multiplier, k, v, norm=c.norm, causal=c.causal, n=c.n, inspect=inspect)
+        out, seen = attention(q * multiplier, k, v, norm=c.norm, causal=c.causal, n=c.n, window=window,
+                              inspect=inspect)
         x = x + self.to_out(rearrange(out, "b h t d -> b t (h d)"))
         return x + self.mlp(self.ln_mlp(x)), seen
 
@@ -327,24 +356,24 @@ class LM(nn.Module):
     def forward(self, idx, *, position_scale=None, return_weights=False, return_scores=False, **setting):
         """Logits (B, T, vocab); with return_weights (or return_scores) also one (B, H, T, T) map
         per layer of weights A (or logits S). ``setting``: n, logn_base or rope_scaling (None: off).
-        position_scale=(c, L): row i's logits x 1 + c ln(n_i / L) past L (position_temperature)."""
-        check.lm_input(self, idx, setting, position_scale, return_weights, return_scores)
-        if idx.device.type == "cpu" or not self.training:  # on a GPU a sync: not in a training step,
-            check.lm_values(self, idx)                        # whose ids are the corpus's, its loss checked
+        position_scale=(c, L): row i's logits x 1 + c ln(n_i / L) past L (position_temperature).
+        Layer l's logits are multiplied by lambda_l (x YaRN's factor in a RoPE layer), and by
+        the row rules over the keys that layer's rows see (a window of w keys: min(i + 1, w))."""
+        check.lm_call(self, idx, setting, position_scale, return_weights, return_scores)
         c = replace(self.config, **setting) if setting else self.config  # Config checks the values
         T = idx.shape[1]
-        lam, angles, row_scale = self.temperature, None, None
-        if c.pos == "rope":
-            angles = rope_angles(T, c.head_dim, c.rope_base, idx.device, c.rope_scaling, lam.dtype)
-            if c.rope_scaling is not None and c.rope_scaling.kind == "yarn":
-                lam = lam * yarn_logit_scale(c.rope_scaling.factor)
-        if position_scale is not None:
-            row_scale = position_temperature(T, *position_scale, c.causal, idx.device, lam.dtype)
-        rows = logit_multiplier(T, logn_base=c.logn_base, row_scale=row_scale, causal=c.causal, like=lam)
+        angles = None
+        if any(pos == "rope" for pos, _ in c.layers):
+            angles = rope_angles(T, c.head_dim, c.rope_base, idx.device, c.rope_scaling, self.temperature.dtype)
+        yarn = c.rope_scaling is not None and c.rope_scaling.kind == "yarn"
         inspect = "weights" if return_weights else "scores" if return_scores else None
         x, maps = self.embed(idx), []                                   # (B, T, d_model)
-        for block, lam_of_layer in zip(self.blocks, lam):
-            x, seen = block(x, c, angles, lam_of_layer.view(-1, 1, 1) * rows, inspect)  # m: (H, T, 1)
+        for block, lam, (pos, window) in zip(self.blocks, self.temperature, c.layers):
+            if yarn and pos == "rope":
+                lam = lam * yarn_logit_scale(c.rope_scaling.factor)
+            m = logit_multiplier(T, scale=lam, logn_base=c.logn_base, position_scale=position_scale,
+                                 causal=c.causal, window=window, like=lam)  # (H, T, 1)
+            x, seen = block(x, c, angles if pos == "rope" else None, window, m, inspect)
             maps.append(seen)
         logits = self.ln_out(x) @ self.embed.weight.T                  # (B, T, vocab)
         return (logits, maps) if inspect else logits

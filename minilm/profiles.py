@@ -16,7 +16,7 @@ from .validation import integer, is_sequence, plain_fields, positive_int, positi
 DEFAULT_PROFILE = "cpu"
 
 # The fields of a Profile that are one positive int each (the others: name, the seeds, finetune_steps).
-SIZES = ("d_model", "n_layer", "n_head", "d_qk", "train_len", "batch_size", "steps", "nope_rope_steps", "nope_rope_len",
+SIZES = ("d_model", "n_layer", "n_head", "d_k", "train_len", "batch_size", "steps", "nope_rope_steps", "nope_rope_len",
          "nope_rope_layers", "retrieval_steps", "eval_batches", "mlm_len", "mlm_steps", "controlled_d_model",
          "controlled_layers", "controlled_len", "controlled_steps")
 
@@ -28,7 +28,7 @@ class Profile:
     d_model: int
     n_layer: int
     n_head: int            # transformer heads (a GAU has one)
-    d_qk: int              # GAU's shared width s
+    d_k: int              # GAU's shared width s
     train_len: int         # the pretraining length; evaluation goes to multiples of it
     batch_size: int
     steps: int             # a standard pretraining run
@@ -69,13 +69,13 @@ class Profile:
 
 
 PROFILES = {
-    "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_qk=64, train_len=64,
+    "cpu": Profile(name="cpu", seeds=(0, 1), d_model=64, n_layer=2, n_head=4, d_k=64, train_len=64,
                    batch_size=32, steps=600, nope_rope_steps=2400, nope_rope_len=32, nope_rope_layers=4, retrieval_steps=1000,
                    eval_batches=4,
                    mlm_len=128, mlm_steps=1000, finetune_steps=(50, 300),
                    controlled_seeds=(0, 1, 2, 3, 4), controlled_d_model=32, controlled_layers=4, controlled_len=32,
                    controlled_steps=1000),
-    "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_qk=128,
+    "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_k=128,
                    train_len=128, batch_size=64, steps=3000, nope_rope_steps=8000, nope_rope_len=128, nope_rope_layers=4,
                    retrieval_steps=3000, eval_batches=16,
                    mlm_len=256, mlm_steps=4000, finetune_steps=(100, 600),

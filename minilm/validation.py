@@ -194,33 +194,60 @@ def rope_shapes(x, angles) -> None:
 
 def config(c, scaling_class) -> None:
     """Every field of a model Config, and the combinations the model would silently ignore."""
-    for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_qk", "expansion", "max_len"):
+    for name in ("vocab_size", "d_model", "n_layer", "n_head", "d_k", "expansion", "max_len"):
         positive_int(f"Config.{name}", getattr(c, name))
     one_of("block", c.block, BLOCKS)
-    one_of("pos", c.pos, POSITIONS)
+    layer_positions(c.pos, c.n_layer)
     boolean("Config.causal", c.causal)
     boolean("Config.learn_temperature", c.learn_temperature)
     if c.block == "gau" and c.n_head != 1:
         raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={c.n_head})")
     if c.block == "transformer" and c.d_model % c.n_head:
         raise ValueError(f"d_model={c.d_model} is not divisible by n_head={c.n_head}")
+    uses_rope = "rope" in ((c.pos,) if isinstance(c.pos, str) else c.pos)
     # A field the chosen block or position does not use must keep its default: set to anything
     # else it would do nothing, silently (and still change the cache key).
     ignored = {}  # field -> the setting that ignores it
     if c.block == "transformer":
-        ignored.update(d_qk="block='transformer'", expansion="block='transformer'")
-    if c.pos == "nope":
-        ignored.update(rope_base="pos='nope'")
+        ignored.update(d_k="block='transformer'", expansion="block='transformer'")
+    if not uses_rope:
+        ignored.update(rope_base=f"pos={c.pos!r}", window=f"pos={c.pos!r} (a window applies to the RoPE layers)")
     defaults = {f.name: f.default for f in fields(c)}
     for name, setting in ignored.items():
         if getattr(c, name) != defaults[name]:
             raise ValueError(f"Config.{name}={getattr(c, name)!r} has no effect with {setting}; "
                              f"leave it at its default {defaults[name]!r}")
     attention_setting(c.norm, c.n, c.logn_base)
-    if c.rope_scaling is not None and c.pos != "rope":
-        raise ValueError(f"rope_scaling={c.rope_scaling} needs pos='rope'; got pos={c.pos!r}")
-    if c.pos == "rope":
+    sliding_window(c.window, c.causal)
+    if c.rope_scaling is not None and not uses_rope:
+        raise ValueError(f"rope_scaling={c.rope_scaling} needs pos='rope' (or a RoPE layer); got pos={c.pos!r}")
+    if c.rope_scaling is not None and c.window is not None:
+        # a window of w keys never shows a RoPE layer a distance of w or more: nothing to rescale
+        raise ValueError(f"rope_scaling={c.rope_scaling} has no effect on RoPE layers with window={c.window}; "
+                         "leave rope_scaling=None")
+    if uses_rope:
         rope_args(c.head_dim, c.rope_base, c.rope_scaling, scaling_class)
+
+
+def layer_positions(pos, n_layer) -> None:
+    """Config.pos: 'rope' or 'nope' for every layer, or a tuple of one of them per layer."""
+    if isinstance(pos, str):
+        one_of("pos", pos, POSITIONS)
+        return
+    if not isinstance(pos, tuple) or len(pos) != n_layer:
+        raise ValueError(f"Config.pos must be 'rope', 'nope' or a tuple of one of them per layer ({n_layer} "
+                         f"layers), e.g. ('rope',) * {n_layer - 1} + ('nope',); got {pos!r}")
+    for one in pos:
+        one_of("pos of a layer", one, POSITIONS)
+
+
+def sliding_window(window, causal) -> None:
+    """A sliding window: None (every key), or w >= 1 keys, in a causal model (a window looks back)."""
+    if window is None:
+        return
+    positive_int("Config.window", window)
+    if not causal:
+        raise ValueError(f"Config.window={window} looks back from each query: it needs causal=True")
 
 
 def config_dict(values, known) -> None:
@@ -254,12 +281,16 @@ def position_rule(slope, L, T, dtype) -> None:
                          f"more than {dtype_name(dtype)} holds; give a smaller slope")
 
 
-def attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale) -> None:
+def attend_args(q, k, v, norm, n, window, scale, logn_base, causal, row_scale) -> None:
     """Everything attend() takes: tensors of matching shapes and one floating dtype, a valid
     setting, and finite multipliers (a nan or inf scale gives zeros from the fused CPU kernel for
     short rows and nan for long ones; one host-device sync for a tensor scale or row_scale)."""
     attention_setting(norm, n, logn_base)
     boolean("causal", causal)
+    if window is not None:
+        positive_int("window", window)
+        if not causal:
+            raise ValueError(f"window={window} looks back from each query: it needs causal=True")
     if not all(torch.is_tensor(t) for t in (q, k, v)):
         raise ValueError(f"q, k and v must be tensors; got {', '.join(type(t).__name__ for t in (q, k, v))}")
     if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
@@ -286,10 +317,19 @@ def attend_args(q, k, v, norm, n, scale, logn_base, causal, row_scale) -> None:
         row_multipliers("row_scale", row_scale)
 
 
+def lm_call(model, idx, setting: dict, position_scale, return_weights, return_scores) -> None:
+    """What LM.forward takes: lm_input on the host, then lm_values (token ids in the vocabulary,
+    finite temperatures), which costs a host-device sync: skipped in a GPU training step, whose ids
+    are the corpus's and whose loss is checked at every step."""
+    lm_input(model, idx, setting, position_scale, return_weights, return_scores)
+    if idx.device.type == "cpu" or not model.training:
+        lm_values(model, idx)
+
+
 def lm_input(model, idx, setting: dict, position_scale, return_weights, return_scores) -> None:
-    """What LM.forward takes, checked on the host: token ids of shape (B, T) on the model's
-    device, at most max_len long; settings it can be evaluated under (EVAL_SETTINGS; Config
-    checks their values); position_scale a pair (a, L) (position_temperature checks a and L)."""
+    """Token ids of shape (B, T) on the model's device, at most max_len long; settings it can be
+    evaluated under (EVAL_SETTINGS; Config checks their values); position_scale a pair (a, L)
+    (position_temperature checks a and L)."""
     c = model.config
     if return_weights and return_scores:
         raise ValueError("ask for return_weights or return_scores, not both")
@@ -307,7 +347,7 @@ def lm_input(model, idx, setting: dict, position_scale, return_weights, return_s
     if unknown:
         raise ValueError(f"a model is evaluated under another {', '.join(EVAL_SETTINGS)}; "
                          f"got {', '.join(map(repr, unknown))}")
-    if setting.get("rope_scaling") is not None and c.pos != "rope":
+    if setting.get("rope_scaling") is not None and "rope" not in ((c.pos,) if isinstance(c.pos, str) else c.pos):
         raise ValueError(f"rope_scaling={setting['rope_scaling']} needs a RoPE model; this one has pos={c.pos!r}")
     if position_scale is not None:
         if not isinstance(position_scale, tuple) or len(position_scale) != 2:

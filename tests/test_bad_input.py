@@ -86,7 +86,7 @@ CASES = {
     "Config rope_scaling='pi'": (lambda: config(rope_scaling="pi"), ["rope_scaling", "RopeScaling", "got 'pi'"]),
     "Config rope_scaling dict, bad keys": (lambda: config(rope_scaling={"kind": "pi", "factr": 2.0, "train_len": 8}),
                                            ["rope_scaling", "'factor'", "'factr'"]),
-    "Config transformer d_qk": (lambda: config(d_qk=32), ["Config.d_qk=32", "block='transformer'", "default 64"]),
+    "Config transformer d_k": (lambda: config(d_k=32), ["Config.d_k=32", "block='transformer'", "default 64"]),
     "Config transformer expansion": (lambda: config(expansion=4),
                                      ["Config.expansion=4", "block='transformer'", "default 2"]),
     "Config NoPE rope_base": (lambda: config(pos="nope", rope_base=500.0),
@@ -243,8 +243,8 @@ def test_a_non_utf8_file_is_named(tmp_path):
 
 def test_defaults_and_lesson_configs_still_pass():
     # what the checks must not refuse: defaults, a GAU's own fields, values read back from to_dict()
-    config(d_qk=64, expansion=2)
-    Config(vocab_size=VOCAB, block="gau", n_head=1, d_qk=16, expansion=3, norm="relu2", n=24)
+    config(d_k=64, expansion=2)
+    Config(vocab_size=VOCAB, block="gau", n_head=1, d_k=16, expansion=3, norm="relu2", n=24)
     Config(vocab_size=VOCAB, pos="nope", rope_base=10000.0)
     scaled = config(rope_scaling=RopeScaling("ntk", 2.0, 16), logn_base=64)
     assert Config.from_dict(scaled.to_dict()) == scaled

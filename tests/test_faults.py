@@ -37,7 +37,7 @@ def private_cache(tmp_path, monkeypatch):
 
 def gau():
     return Config(vocab_size=default_corpus().tokenizer.vocab_size, block="gau", n_head=1, d_model=16,
-                  n_layer=1, d_qk=16, norm="relu2", n=16)
+                  n_layer=1, d_k=16, norm="relu2", n=16)
 
 
 def cached_path():

@@ -15,7 +15,7 @@ def tiny(**overrides):
     settings.update(overrides)
     if settings["block"] == "gau":
         settings["n_head"] = 1
-        settings.setdefault("d_qk", 8)  # a GAU setting: a transformer refuses it
+        settings.setdefault("d_k", 8)  # a GAU setting: a transformer refuses it
     torch.manual_seed(0)
     return LM(Config(**settings)).eval()
 
@@ -191,7 +191,7 @@ def test_sequence_longer_than_max_len_raises():
     (dict(logn_base=1), "logn_base"),
     (dict(d_model=0), "d_model must be a positive int; got 0"),
     (dict(vocab_size=2.5), "vocab_size must be a positive int; got 2.5"),
-    (dict(block="gau", n_head=1, d_qk=7), "must be even"),
+    (dict(block="gau", n_head=1, d_k=7), "must be even"),
 ])
 def test_invalid_config_fails_at_construction(settings, message):
     values = dict(vocab_size=VOCAB, d_model=16, n_head=2)

@@ -101,7 +101,7 @@ def test_a_config_builds_a_model_with_finite_logits_or_names_the_field(data):
     if block == "gau":
         drawn["n_head"] = draw(arg(st.just(1), st.sampled_from([2, 0])))
         drawn["d_model"] = draw(arg(ints(1, 16), st.sampled_from([0, -8, 8.0])))
-        drawn["d_qk"] = draw(arg(st.sampled_from([2, 4, 8]), st.sampled_from([0, "8", 2.5])))
+        drawn["d_k"] = draw(arg(st.sampled_from([2, 4, 8]), st.sampled_from([0, "8", 2.5])))
         drawn["expansion"] = draw(arg(ints(1, 3), st.sampled_from([0, 1.5])))
     else:
         heads = draw(st.sampled_from([1, 2, 4]))

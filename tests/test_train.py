@@ -24,7 +24,7 @@ def private_cache(tmp_path, monkeypatch):
 
 def gau(**overrides):
     settings = dict(vocab_size=default_corpus().tokenizer.vocab_size, block="gau", n_head=1,
-                    d_model=32, n_layer=2, d_qk=32, norm="relu2", n=64)
+                    d_model=32, n_layer=2, d_k=32, norm="relu2", n=64)
     settings.update(overrides)
     return Config(**settings)
 
@@ -259,7 +259,7 @@ def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
         "import minilm\n"
         "from minilm import Config, Recipe\n"
         f"config = Config(vocab_size={default_corpus().tokenizer.vocab_size}, block='gau', n_head=1, "
-        "d_model=16, n_layer=1, d_qk=16, norm='relu2', n=16)\n"
+        "d_model=16, n_layer=1, d_k=16, norm='relu2', n=16)\n"
         "minilm.pretrained_many({seed: (config, Recipe(steps=2, batch_size=2, length=16, seed=seed))"
         " for seed in (0, 1)}, progress=False)\n")
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
