@@ -147,7 +147,7 @@ def gau_lm_from_scratch(idx, model):
 
 torch.manual_seed(0)
 small = LM(Config(vocab_size=tok.vocab_size, block="gau", n_head=1, d_model=32, n_layer=2,
-                  d_qk=16, norm="relu2", n=24))
+                  d_k=16, norm="relu2", n=24))
 idx = tok.encode(corpus.text[5000:5024]).unsqueeze(0)
 with torch.no_grad():
     gau_ok = cmp("GAU LM logits", gau_lm_from_scratch(idx, small), small(idx))
@@ -175,7 +175,7 @@ gau_config = causal_gau(P, tok.vocab_size)
 transformer_config = causal_transformer(P, tok.vocab_size)
 print(gau_config)
 print(transformer_config)
-d, d_k = P.d_model, P.d_qk
+d, d_k = P.d_model, P.d_k
 counts = {}
 for name, config, formula in [("GAU", gau_config, 6 * d * d + d * d_k + 4 * d_k),
                               ("Transformer", transformer_config, 12 * d * d)]:

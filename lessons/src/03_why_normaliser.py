@@ -260,16 +260,16 @@ def rope_decay_bound(distances, dim, base=10000.0):
 
 distances = torch.arange(0, 4 * L_mlm + 1)
 fig, ax = plt.subplots()
-for dim in (P.d_qk, 128):
+for dim in (P.d_k, 128):
     ax.plot(distances, rope_decay_bound(distances, dim), label=f"d = {dim}")
 ax.set(xlabel="relative distance r", ylabel="bound factor",
        title="RoPE: the bound on |score| decays with distance")
 ax.legend()
 plt.show()
-bound = rope_decay_bound(distances, P.d_qk)
-print(f"d = {P.d_qk}: bound at r = 0: {bound[0]:.1f}, r = 16: {bound[16]:.1f}, "
+bound = rope_decay_bound(distances, P.d_k)
+print(f"d = {P.d_k}: bound at r = 0: {bound[0]:.1f}, r = 16: {bound[16]:.1f}, "
       f"r = {L_mlm}: {bound[L_mlm]:.1f}")
-flat = rope_decay_bound(distances, P.d_qk, base=1.0)   # the control: one frequency for every pair
+flat = rope_decay_bound(distances, P.d_k, base=1.0)   # the control: one frequency for every pair
 print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "
       f"r = {L_mlm}: {flat[L_mlm]:.1f}")
 
