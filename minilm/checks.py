@@ -39,7 +39,7 @@ from .measure import (
 )
 from .model import (
     GAU, LM, Config, apply_rope, attend, attention_scores, attention_weights, logn_factor,
-    position_temperature, relu2_divisor, rope_angles,
+    position_temperature, relu2_divisor, rope_angles, visible,
 )
 from .scaling import fit_log_slope, fit_per_position, length_rule
 from .training import lm_loss
@@ -713,3 +713,32 @@ def check_lambda_holding_share(student) -> None:
         return torch.tensor((low + high) / 2, dtype=torch.float64)
 
     run_cases("temperature that holds the share", student, reference, cases, atol=1e-7)
+
+
+def check_sliding_window_mask(student) -> None:
+    """student(T, window) -> (T, T) bool: query i sees key j (causal; with a window of w keys,
+    i - w < j <= i; window None: every j <= i)."""
+    cases = [(f"T={T}, window={w}", dict(T=T, window=w))
+             for T, w in [(1, 1), (6, 1), (8, 3), (8, 8), (5, 20), (12, 4), (7, None)]]
+    run_cases("sliding-window mask", student, lambda T, window: visible(T, True, window), cases, atol=0, rtol=0)
+
+
+def _reach(layers, T):
+    """Which input positions j can change the output at position i, through every layer: the
+    boolean product of the layers' visibility masks (each includes i itself: the residual path)."""
+    reach = torch.eye(T, dtype=torch.bool)
+    for _, window in layers:
+        reach = (visible(T, True, window).double() @ reach.double()) > 0
+    return reach
+
+
+def check_reach(student) -> None:
+    """student(layers, T) -> (T, T) bool: output i depends on input j through the stack
+    ``layers`` ((pos, window) per layer, as Config.layers)."""
+    stacks = {"one window of 3": (("rope", 3),),
+              "three windows of 4": (("rope", 4),) * 3,
+              "hybrid, window 4": (("rope", 4), ("nope", None), ("rope", 4), ("nope", None)),
+              "HWFA, window 3": (("rope", 3),) * 3 + (("nope", None),),
+              "global only": (("nope", None),) * 2}
+    cases = [(f"{name}, T={T}", dict(layers=layers, T=T)) for name, layers in stacks.items() for T in (6, 16)]
+    run_cases("reach through the layers", student, _reach, cases, atol=0, rtol=0)

@@ -4,8 +4,10 @@ lesson finds an earlier lesson's models in the cache instead of training them ag
 lessons that run the same experiment print the same numbers.
 
 One call per shared set of models: ``nope_rope_models`` (lesson 6's text-trained Transformers,
-read again by lessons 7, 8, 11 and 12), ``retrieval_models`` (lesson 11's, read again by lesson 12) and
-``controlled_models`` (lesson 9's, read again by lesson 10).
+read again by lessons 7, 8, 11, 12 and 13), ``retrieval_models`` (lesson 11's, read again by lesson
+12) and ``controlled_models`` (lesson 9's, read again by lessons 10 and 13). Each takes the position
+encodings it trains: "nope", "rope", or "hybrid" (lesson 13: windowed RoPE layers interleaved with
+global NoPE layers, ``layer_setting``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,26 @@ from .scaling import at_lambda, train_head_scales
 from .training import Recipe
 from .validation import integer, is_sequence, one_of, positive_int
 
-POSITIONS = ("nope", "rope")
+POSITIONS = ("nope", "rope")             # what the shared sets train unless asked for more
+ALL_POSITIONS = POSITIONS + ("hybrid",)
+
+
+def layer_setting(P: Profile, pos: str, n_layer: int, window: int | None = None, nope_every: int = 2) -> dict:
+    """The Config fields of a position encoding: pos="nope" or "rope" on every layer, or the
+    "hybrid" of lesson 13: every ``nope_every``-th layer global NoPE, the others RoPE with a
+    sliding window of ``window`` keys (P.hybrid_window by default). nope_every=2 interleaves them,
+    ("rope", "nope", "rope", "nope"); 4 is Llama 4's layout, and with 4 layers HWFA's (Su):
+    ("rope", "rope", "rope", "nope")."""
+    one_of("position encoding", pos, ALL_POSITIONS)
+    if pos != "hybrid":
+        if window is not None or nope_every != 2:
+            raise ValueError(f"window and nope_every shape the hybrid; pos={pos!r} takes neither")
+        return dict(pos=pos)
+    integer("nope_every", nope_every, at_least=1)
+    if n_layer % nope_every:
+        raise ValueError(f"nope_every={nope_every} must divide n_layer={n_layer}: the last layer is global NoPE")
+    layout = (("rope",) * (nope_every - 1) + ("nope",)) * (n_layer // nope_every)
+    return dict(pos=layout, window=P.hybrid_window if window is None else window)
 
 
 def _checked(P: Profile, positions=POSITIONS) -> None:
@@ -28,9 +49,9 @@ def _checked(P: Profile, positions=POSITIONS) -> None:
         raise ValueError(f"P must be a minilm Profile (minilm.profile()); got {type(P).__name__}")
     if not is_sequence(positions) or len(positions) == 0:  # a str is none: "nope" is not ("nope",)
         raise ValueError(f"positions must be a non-empty list of position encodings, e.g. ('nope',), from "
-                         f"{POSITIONS}; got {positions!r}")
+                         f"{ALL_POSITIONS}; got {positions!r}")
     for pos in positions:
-        one_of("position encoding in positions", pos, POSITIONS)
+        one_of("position encoding in positions", pos, ALL_POSITIONS)
 
 
 def causal_gau(P: Profile, vocab_size: int, **extra) -> Config:
@@ -64,9 +85,10 @@ def masked_lm_recipe(P: Profile, seed: int) -> Recipe:
 
 
 def nope_rope_transformer(P: Profile, vocab_size: int, pos: str, **extra) -> Config:
-    """Lessons 6-8: the causal Transformer of the NoPE / RoPE comparison (pos='nope' or 'rope')."""
+    """Lessons 6-8 and 13: the causal Transformer of the NoPE / RoPE comparison (pos='nope',
+    'rope' or 'hybrid', layer_setting)."""
     return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
-                  n_layer=P.nope_rope_layers, pos=pos, **extra)
+                  n_layer=P.nope_rope_layers, **layer_setting(P, pos, P.nope_rope_layers), **extra)
 
 
 def nope_rope_recipe(P: Profile, seed: int) -> Recipe:
@@ -102,10 +124,11 @@ def retrieval_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progres
     return {key: model for key, (model, _) in trained.items()}
 
 
-def controlled_transformer(P: Profile, vocab_size: int, pos: str) -> Config:
-    """Lessons 9-10: the causal Transformer of the controlled retrieval task (pos='nope' or 'rope')."""
+def controlled_transformer(P: Profile, vocab_size: int, pos: str, **hybrid) -> Config:
+    """Lessons 9-10 and 13: the causal Transformer of the controlled retrieval task (pos='nope',
+    'rope' or 'hybrid'; ``hybrid``: its window and nope_every, layer_setting)."""
     return Config(vocab_size=vocab_size, block="transformer", n_head=P.n_head, d_model=P.controlled_d_model,
-                  n_layer=P.controlled_layers, pos=pos)
+                  n_layer=P.controlled_layers, **layer_setting(P, pos, P.controlled_layers, **hybrid))
 
 
 def controlled_recipe(P: Profile, seed: int) -> Recipe:
@@ -115,13 +138,21 @@ def controlled_recipe(P: Profile, seed: int) -> Recipe:
                   seed=seed, retrieval=1.0, filler="random")
 
 
-def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, progress: bool = True) -> dict:
-    """Lesson 9's models, trained from scratch on controlled_recipe (lesson 10 reads them again):
-    {(pos, seed): model} for each seed of P.controlled_seeds."""
+def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, seeds=None, progress: bool = True,
+                      **hybrid) -> dict:
+    """Lesson 9's models, trained from scratch on controlled_recipe (lessons 10 and 13 read them
+    again): {(pos, seed): model} for each seed of ``seeds`` (P.controlled_seeds by default);
+    ``hybrid``: the hybrid's window and nope_every, if not layer_setting's defaults."""
     _checked(P, positions)
-    trained = pretrained_many({(pos, seed): (controlled_transformer(P, corpus.tokenizer.vocab_size, pos),
+    seeds = P.controlled_seeds if seeds is None else seeds
+    if not is_sequence(seeds) or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty list of int seeds; got {seeds!r}")
+    for seed in seeds:
+        integer("each of seeds", seed)
+    trained = pretrained_many({(pos, seed): (controlled_transformer(P, corpus.tokenizer.vocab_size, pos,
+                                                                    **(hybrid if pos == "hybrid" else {})),
                                              controlled_recipe(P, seed))
-                               for pos in positions for seed in P.controlled_seeds}, corpus=corpus, progress=progress)
+                               for pos in positions for seed in seeds}, corpus=corpus, progress=progress)
     return {key: model for key, (model, _) in trained.items()}
 
 

@@ -499,3 +499,20 @@ def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: floa
     if len(above) == 0:
         return len(position_loss) / L
     return (L + int(above[0]) * bucket) / L
+
+
+@torch.no_grad()
+def layer_writes(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
+    """What each layer writes into the residual stream, by position: |x_out - x_in|_t / sqrt(d)
+    for every block (attention and MLP together), averaged over the batch: (n_layer, T). A layer
+    whose write at position t leaves the band it keeps within L is in a state training never saw."""
+    model.eval()
+    writes = []
+    hooks = [block.register_forward_hook(lambda _m, args, out: writes.append(
+        (out[0] - args[0]).norm(dim=-1).mean(0) / args[0].shape[-1] ** 0.5)) for block in model.blocks]
+    try:
+        model(_token_ids(model, idx), **overrides)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return torch.stack(writes).cpu()

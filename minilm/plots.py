@@ -154,3 +154,37 @@ def draw_retrieval_prompt(ax=None, *, filler: str = "kqzfbwmhx", key: str = "273
     ax.set(xlim=(-0.3, len(text) + 0.3), ylim=(-0.8, 3.1))
     ax.axis("off")
     return ax
+
+
+def draw_layer_keys(layers, *, length: int, query: int | None = None, train_len: int | None = None,
+                    ax=None):
+    """Which keys the query at position ``query`` (the last by default) sees in each layer:
+    ``layers`` as Config.layers gives them, ((pos, window), ...), first layer at the bottom; a
+    cell per key, coloured where that layer's attention reaches it (RoPE layers in one colour,
+    NoPE layers in another); ``train_len`` L marks the training length with a dashed line."""
+    from matplotlib.patches import Patch, Rectangle
+    ax = ax or plt.subplots(figsize=(7.0, 0.5 * len(layers) + 1.6))[1]
+    query = length - 1 if query is None else query
+    colours = {"rope": "#1f77b4", "nope": "#d62728"}
+    for row, (pos, window) in enumerate(layers):
+        span = query + 1 if window is None else min(window, query + 1)
+        for key in range(length):
+            seen = query - span < key <= query
+            ax.add_patch(Rectangle((key, row), 0.9, 0.8, color=colours[pos] if seen else "#e8e8e8",
+                                   alpha=0.85 if seen else 1.0))
+        label = f"layer {row + 1}: {pos.replace('rope', 'RoPE').replace('nope', 'NoPE')}"
+        ax.text(-0.6, row + 0.4, label + ("" if window is None else f", window {window}"),
+                ha="right", va="center", fontsize=9)
+    if train_len is not None:
+        ax.axvline(train_len - 0.05, color="black", ls="--", lw=1.2)
+        ax.text(train_len + 0.1, len(layers) - 0.05, f"L = {train_len}", va="bottom", fontsize=9)
+    ax.set(xlim=(-0.2, length + 0.2), ylim=(-0.3, len(layers) + 0.4), xlabel="key position j",
+           title=f"the keys query i = {query} sees, layer by layer")
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.spines[["left"]].set_visible(False)
+    ax.legend(handles=[Patch(color=colours["rope"], label="seen by a RoPE layer"),
+                       Patch(color=colours["nope"], label="seen by a NoPE layer"),
+                       Patch(color="#e8e8e8", label="not seen")],
+              loc="upper left", bbox_to_anchor=(0, -0.35), ncol=3, frameon=False)
+    return ax

@@ -18,7 +18,7 @@ DEFAULT_PROFILE = "cpu"
 # The fields of a Profile that are one positive int each (the others: name, the seeds, finetune_steps).
 SIZES = ("d_model", "n_layer", "n_head", "d_k", "train_len", "batch_size", "steps", "nope_rope_steps", "nope_rope_len",
          "nope_rope_layers", "retrieval_steps", "eval_batches", "mlm_len", "mlm_steps", "controlled_d_model",
-         "controlled_layers", "controlled_len", "controlled_steps")
+         "controlled_layers", "controlled_len", "controlled_steps", "hybrid_window")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Profile:
     controlled_layers: int
     controlled_len: int        # its training length
     controlled_steps: int      # retrieval of random-letter filler only (NoPE: about 0.95 in range at 1000)
+    hybrid_window: int         # lesson 13: the keys a windowed RoPE layer of the hybrid sees
 
     def __post_init__(self):
         """Every size (SIZES) a positive int, the seeds a non-empty tuple of distinct ints and
@@ -74,13 +75,13 @@ PROFILES = {
                    eval_batches=4,
                    mlm_len=128, mlm_steps=1000, finetune_steps=(50, 300),
                    controlled_seeds=(0, 1, 2, 3, 4), controlled_d_model=32, controlled_layers=4, controlled_len=32,
-                   controlled_steps=1000),
+                   controlled_steps=1000, hybrid_window=8),
     "gpu": Profile(name="gpu", seeds=(0, 1, 2), d_model=128, n_layer=4, n_head=4, d_k=128,
                    train_len=128, batch_size=64, steps=3000, nope_rope_steps=8000, nope_rope_len=128, nope_rope_layers=4,
                    retrieval_steps=3000, eval_batches=16,
                    mlm_len=256, mlm_steps=4000, finetune_steps=(100, 600),
                    controlled_seeds=(0, 1, 2, 3, 4, 5, 6, 7), controlled_d_model=64, controlled_layers=4,
-                   controlled_len=64, controlled_steps=2000),
+                   controlled_len=64, controlled_steps=2000, hybrid_window=16),
 }
 
 

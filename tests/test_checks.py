@@ -241,7 +241,26 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
         "yarn's 0.1 (forgot the square)": lambda rule, L: 0.1 if rule == "yarn" else S["rule_slope"](rule, L),
         "log base 10": lambda rule, L: 1 / math.log10(L) if rule in ("su", "qwen") else S["rule_slope"](rule, L),
     }),
+    "check_sliding_window_mask": ("sliding_window_mask", {
+        "a window of w + 1 keys (i - j <= w)": lambda T, window: S["sliding_window_mask"](
+            T, None if window is None else window + 1),
+        "no causal mask inside the window": lambda T, window: (
+            torch.arange(T).view(-1, 1) - torch.arange(T).view(1, -1)).abs() < (T if window is None else window),
+    }),
+    "check_reach": ("reach", {
+        "no residual path (the layers' masks alone)": lambda layers, T: reach_without_residual(layers, T),
+        "every layer global": lambda layers, T: S["reach"]([(pos, None) for pos, _ in layers], T),
+    }),
 }
+
+
+def reach_without_residual(layers, T):
+    """The product of the masks with the diagonal taken out: a layer that forgets its own input."""
+    depends = torch.eye(T, dtype=torch.bool)
+    for _, window in layers:
+        mask = S["sliding_window_mask"](T, window) & ~torch.eye(T, dtype=torch.bool)
+        depends = (mask.float() @ depends.float()) > 0
+    return depends
 
 
 def seed_interval_population_sd(values, level, t_quantile):

@@ -241,7 +241,7 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Our numbers next to the sources'
 #
-# Lesson 7 has its own table; the whole course in one table is lesson 13's.
+# Lesson 7 has its own table; the whole course in one table is lesson 14's.
 #
 # | lesson | claim (source) | the source's number | ours (2 seeds) |
 # |---|---|---|---|

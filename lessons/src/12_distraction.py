@@ -499,4 +499,4 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# Next, lesson 13: the answer to the course's question, in one place.
+# Next, lesson 13: the design that holds, a layout that removes what a temperature cannot.

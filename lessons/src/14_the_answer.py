@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 13 — The answer: why attention fails past its training length, and what fixes it
+# # Lesson 14 — The answer: why attention fails past its training length, and what fixes it
 #
 # **Model and length.** No new model: the numbers below are lessons 1-12's stored runs (each names
 # its lesson). $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons 6-12.

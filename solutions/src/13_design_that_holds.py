@@ -1,0 +1,72 @@
+# %% [markdown]
+# # Exercise 13 — A sliding window, and how far a stack of layers reads
+#
+# Lesson 13 built a hybrid: RoPE layers that see only their last $w$ keys, and global NoPE layers.
+# Write the window's mask, then find which input tokens can reach an output through a stack of
+# such layers: the reason the hybrid needs its global layers.
+
+# %%
+import torch
+
+from minilm.checks import check_reach, check_sliding_window_mask
+
+# %% [markdown]
+# ## Task 1: the sliding-window causal mask
+#
+# Return a `(T, T)` boolean tensor whose entry $(i, j)$ is `True` when query $i$ sees key $j$: a
+# causal model sees $j \le i$; with a window of $w$ keys (the query itself included) only
+# $i - w < j \le i$. `window=None` means no window: every $j \le i$.
+
+# %%
+def sliding_window_mask(T, window):
+    ### BEGIN SOLUTION
+    i = torch.arange(T).view(-1, 1)
+    j = torch.arange(T).view(1, -1)
+    seen = j <= i
+    return seen if window is None else seen & (i - j < window)
+    ### END SOLUTION
+
+
+# %%
+check_sliding_window_mask(sliding_window_mask)
+
+# %% [markdown]
+# ## Task 2: the reach of a stack of layers
+#
+# `layers` lists each layer as `(pos, window)`, first layer first, as `Config.layers` gives them
+# (`window` is `None` for a global layer). Return a `(T, T)` boolean tensor whose entry $(i, j)$
+# is `True` when the input token at $j$ can change the output at $i$. Each layer's output at $i$
+# depends on its own input at $i$ (the residual path) and on the inputs at the keys it sees.
+#
+# *Hint:* a layer with mask $M$ turns "depends on" $R$ into $M R$, a boolean matrix product.
+
+# %%
+def reach(layers, T):
+    ### BEGIN SOLUTION
+    depends = torch.eye(T, dtype=torch.bool)
+    for _, window in layers:
+        mask = sliding_window_mask(T, window)
+        depends = (mask.float() @ depends.float()) > 0
+    return depends
+    ### END SOLUTION
+
+
+# %%
+check_reach(reach)
+
+# %% [markdown]
+# ## Going further
+# - Use `reach` to find how far back three windowed layers of $w = 8$ read, and compare with
+#   $3(w - 1)$. Then put one global layer anywhere in the stack: what changes?
+#
+#   <details><summary>Answer</summary>
+#
+#   Three windows of 8 reach exactly $3 \times 7 = 21$ keys back: each layer adds $w - 1$. One
+#   global layer anywhere makes every earlier input reachable from every later output, whatever
+#   the windows: the global layer carries it, and the windows after it only add to the reach.
+#
+#   </details>
+# - Lesson 13 trained HWFA's layout (three windows, one global layer last) on two seeds. Train it
+#   on five, `controlled_models(P, corpus, positions=("hybrid",), nope_every=4)`, and report each
+#   seed's exact match at $L$: does every seed learn the task in 1000 steps? (About 2 minutes on
+#   2 CPU cores.)
