@@ -6,7 +6,7 @@
 # the same size trained the same way: RoPE layers that see only their last 8 keys, interleaved
 # with NoPE layers that see every key.
 #
-# **Time.** About 20 minutes to read; about 6 minutes to run on 2 CPU cores after lessons 6 and 9
+# **Time.** About 20 minutes to read; about 6-7 minutes to run on 2 CPU cores after lessons 6 and 9
 # (it trains seven hybrids and reuses their models).
 #
 # **Which failure, which fix.** NoPE fails past $L$ in two ways. The first, *distraction*, the
