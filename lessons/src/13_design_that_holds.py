@@ -373,62 +373,63 @@ for name, models in sweep.items():
 # %% [markdown]
 # ## Takeaways
 #
-# 1. NoPE fails past $L$ in two ways. Distraction (one key's share of the softmax shrinks) a
-#    temperature repairs: about two thirds of the lost retrieval at $8L$. Counting past $L$ it
-#    cannot: its layers' states leave the band of training, and on text the temperature takes
-#    back only about a sixth of the excess loss.
-# 2. A sliding window, small enough that the windows' total reach stays below $L$, keeps the
-#    RoPE layers inside what they saw in training at any length; global NoPE layers between the windows read far back. This hybrid kept its text loss
-#    flat and its retrieval near perfect to $16L$, with no loss in range.
-# 3. The design is production's (Su's HWFA, Llama 4, Command A); $\log n$ on its global layers,
-#    the temperature of lessons 7-12, handles what is left: distraction.
+# - NoPE fails past $L$ in two ways. Distraction (one key's share of the softmax shrinks) a
+#   temperature repairs: about two thirds of the lost retrieval at $8L$. Counting past $L$ it
+#   cannot: its layers' states leave the band of training, and on text the temperature takes
+#   back only about a fifth of the excess loss.
+# - A sliding window, small enough that the windows' total reach stays below $L$, keeps the
+#   RoPE layers inside what they saw in training at any length; global NoPE layers between the
+#   windows read far back. This hybrid kept its text loss flat and its retrieval near perfect to
+#   $16L$, with no loss in range.
+# - The design is production's (Su's HWFA, Llama 4, Command A); $\log n$ on its global layers,
+#   the temperature of lessons 7-12, handles what is left: distraction.
 #
 # ## Check your understanding
 #
-# **1.** With $w = L$ every RoPE layer sees only distances it was trained on. Why did that hybrid
-# lose retrieval at $16L$?
+# 1. With $w = L$ every RoPE layer sees only distances it was trained on. Why did that hybrid
+#    lose retrieval at $16L$?
 #
-# <details><summary>Answer</summary>
+#    <details><summary>Answer</summary>
 #
-# Each layer is in range, the stack is not: two windows of $L$ keys together carry information
-# from up to $2(L - 1)$ positions back, a span no training sequence had, so the states they build
-# past $L$ are new to the layers above. Su's HWFA keeps $(w - 1) \times$ (windowed layers) below
-# about $3/4$ of $L$ for this reason.
+#    Each layer is in range, the stack is not: two windows of $L$ keys together carry information
+#    from up to $2(L - 1)$ positions back, a span no training sequence had, so the states they build
+#    past $L$ are new to the layers above. Su's HWFA keeps $(w - 1) \times$ (windowed layers) below
+#    about $3/4$ of $L$ for this reason.
 #
-# </details>
+#    </details>
 #
-# **2.** The NoPE paper's temperature gave back most of the lost retrieval at $8L$ but only a
-# sixth of the lost text loss. What is different about the two tasks?
+# 2. The NoPE paper's temperature gave back most of the lost retrieval at $8L$ but only a
+#    fifth of the excess text loss. What is different about the two tasks?
 #
-# <details><summary>Answer</summary>
+#    <details><summary>Answer</summary>
 #
-# Retrieval fails through one quantity, the needle's share of one softmax row, which a larger
-# $\lambda$ restores (lesson 10). Text prediction uses every layer's state at every position, and
-# past $L$ those states are new to the layers that read them (the drift of this lesson's probe):
-# no multiplier on the logits brings them back into range.
+#    Retrieval fails through one quantity, the needle's share of one softmax row, which a larger
+#    $\lambda$ restores (lesson 10). Text prediction uses every layer's state at every position, and
+#    past $L$ those states are new to the layers that read them (the drift of this lesson's probe):
+#    no multiplier on the logits brings them back into range.
 #
-# </details>
+#    </details>
 #
-# **3.** A model with a window of 8 keys on all four layers keeps its loss flat too. Why is it
-# not the answer?
+# 3. A model with a window of 8 keys on all four layers keeps its loss flat too. Why is it
+#    not the answer?
 #
-# <details><summary>Answer</summary>
+#    <details><summary>Answer</summary>
 #
-# It cannot read anything more than $4 \times 7 = 28$ keys back: at $16L$ a needle at depth 0 is
-# about 500 keys back. Its flat loss is a model that has given up long context. The global layers
-# are what make the hybrid a long-context model.
+#    It cannot read anything more than $4 \times 7 = 28$ keys back: at $16L$ a needle at depth 0 is
+#    about 500 keys back. Its flat loss is a model that has given up long context. The global layers
+#    are what make the hybrid a long-context model.
 #
-# </details>
+#    </details>
 #
-# **4.** Why do the hybrid's windowed layers show no drift, when a window is still causal?
+# 4. Why do the hybrid's windowed layers show no drift, when a window is still causal?
 #
-# <details><summary>Answer</summary>
+#    <details><summary>Answer</summary>
 #
-# A window counts up to $w$ and no further: at every position past $w$ a query averages over
-# exactly $w$ keys, as at position $w$ in training, so whatever the layer "knows" of position
-# stops growing.
+#    A window counts up to $w$ and no further: at every position past $w$ a query averages over
+#    exactly $w$ keys, as at position $w$ in training, so whatever the layer "knows" of position
+#    stops growing.
 #
-# </details>
+#    </details>
 #
 # ## Exercise
 #
