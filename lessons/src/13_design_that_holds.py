@@ -25,7 +25,9 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import RopeScaling, at_lambda, loss_by_length, over_seeds, retrieval_accuracy, seed_interval
+from minilm import (
+    RopeScaling, at_lambda, loss_by_length, over_seeds, retrieval_accuracy, seed_interval,
+)
 from minilm.experiments import controlled_models, nope_rope_models
 from minilm.measure import eval_batches, layer_writes
 from minilm.plots import course_style, draw_layer_keys, interval_bars
@@ -77,7 +79,8 @@ for seed in P.seeds:
         plain, logn = text_loss(model, T), text_loss(model, T, "log_L n")
         excess = plain - nope_loss[seed, L]
         nope_loss[seed, T] = plain
-        taken_back[seed, T] = {"best lambda": (plain - best) / excess, "log_L n": (plain - logn) / excess}
+        taken_back[seed, T] = {"best lambda": (plain - best) / excess,
+                               "log_L n": (plain - logn) / excess}
 print("text: NoPE's excess loss past L, and the share of it each fix takes back")
 for seed in P.seeds:
     print(f"seed {seed}: " + ";  ".join(
@@ -189,8 +192,8 @@ plt.show()
 # %%
 nope_drift = [drift(writes["nope", s]).max().item() for s in P.seeds]
 hybrid_drift = [drift(writes["hybrid", s]).max().item() for s in P.seeds]
-within = [(writes["nope", s][:, L // 4:L // 2].mean(1) / writes["nope", s][:, L // 2:L].mean(1)).max()
-          .item() for s in P.seeds]
+within = [(writes["nope", s][:, L // 4:L // 2].mean(1)
+           / writes["nope", s][:, L // 2:L].mean(1)).max().item() for s in P.seeds]
 print(f"largest drift: NoPE {nope_drift}, hybrid {hybrid_drift}; NoPE within L {within}")
 assert min(nope_drift) > 1.5 and max(hybrid_drift) < 1.3, (nope_drift, hybrid_drift)
 assert max(within) < 1.5   # the control: no drift within L
@@ -328,12 +331,13 @@ plt.show()
 assert all(found["hybrid", "none", s, L] > 0.8 for s in SEEDS)
 hybrid_16 = seed_interval([found["hybrid", "log_L n", s, 16 * L] for s in SEEDS])
 nope_16 = seed_interval([found["nope", "log_L n", s, 16 * L] for s in SEEDS])
-lead = {T: seed_interval([found["hybrid", "none", s, T] - found["nope", "none", s, T] for s in SEEDS])
+lead = {T: seed_interval([found["hybrid", "none", s, T] - found["nope", "none", s, T]
+                         for s in SEEDS])
         for T in (L, 16 * L)}
 print("at 16L with log_L n: hybrid {:.2f} [{:.2f}, {:.2f}], NoPE {:.2f} [{:.2f}, {:.2f}]".format(
     *hybrid_16, *nope_16))
-print("hybrid minus NoPE, no rule: at 16L {:.2f} [{:.2f}, {:.2f}]; at L {:.2f} [{:.2f}, {:.2f}]".format(
-    *lead[16 * L], *lead[L]))
+print("hybrid minus NoPE, no rule: at 16L {:.2f} [{:.2f}, {:.2f}]; "
+      "at L {:.2f} [{:.2f}, {:.2f}]".format(*lead[16 * L], *lead[L]))
 assert hybrid_16[1] > 0.8 and lead[16 * L][1] > 0.5
 
 # %% [markdown]
@@ -348,15 +352,17 @@ assert hybrid_16[1] > 0.8 and lead[16 * L][1] > 0.5
 sweep_seeds = SEEDS[:2]
 variants = {"w = 4": dict(window=4), f"w = {L} (= L)": dict(window=L),
             "3 windowed + 1 global, w = 8": dict(nope_every=4)}
-sweep = {name: controlled_models(P, corpus, positions=("hybrid",), seeds=sweep_seeds, progress=False,
-                                 **setting) for name, setting in variants.items()}
+sweep = {name: controlled_models(P, corpus, positions=("hybrid",), seeds=sweep_seeds,
+                                 progress=False, **setting)
+         for name, setting in variants.items()}
 print("exact match at L and 16L (+ log_L n), each seed")
 print(f"{'w = 8 (above)':<30}" + "   ".join(
     f"seed {s}: {found['hybrid', 'none', s, L]:.2f} / {found['hybrid', 'log_L n', s, 16 * L]:.2f}"
     for s in sweep_seeds))
 for name, models in sweep.items():
     print(f"{name:<30}" + "   ".join(
-        f"seed {s}: {exact(models['hybrid', s], L):.2f} / {exact(models['hybrid', s], 16 * L, 'log_L n'):.2f}"
+        f"seed {s}: {exact(models['hybrid', s], L):.2f} / "
+        f"{exact(models['hybrid', s], 16 * L, 'log_L n'):.2f}"
         for s in sweep_seeds))
 
 # %% [markdown]
