@@ -166,16 +166,17 @@ def build(source: Path) -> float:
 def update_prose(source: Path) -> None:
     """Copy the source's markdown cells into the stored notebook, keeping every code cell and
     its outputs: for a prose-only edit, the stored outputs are still those of a real run of
-    exactly this code, so nothing needs to run again. Refused when any code cell changed."""
+    exactly this code, so nothing needs to run again. Markdown cells may be added, removed or
+    split; the code cells, in order, must be the stored ones, or the edit is refused."""
     target = notebook_path(source)
     stored, fresh = nbformat.read(target, as_version=4), read_source(source)
-    code = lambda notebook: [c.source.strip() for c in notebook.cells if c.cell_type == "code"]
-    if [c.cell_type for c in stored.cells] != [c.cell_type for c in fresh.cells] or code(stored) != code(fresh):
+    stored_code = [c for c in stored.cells if c.cell_type == "code"]
+    fresh_code = [c for c in fresh.cells if c.cell_type == "code"]
+    if [c.source.strip() for c in stored_code] != [c.source.strip() for c in fresh_code]:
         raise SystemExit(f"{shown(source)}: code cells changed, so the outputs are stale; "
                          f"rebuild it: python tools/notebooks.py build {shown(source)}")
-    for old, new in zip(stored.cells, fresh.cells):
-        if old.cell_type == "markdown":
-            old.source, old.id = new.source, new.id
+    ran = iter(stored_code)
+    stored.cells = [next(ran) if cell.cell_type == "code" else cell for cell in fresh.cells]
     nbformat.write(stored, target)
     if is_exercise(source):
         nbformat.write(student_version(stored), student_path(source))
