@@ -8,8 +8,9 @@ What it does:
 1. MathJax 3 comes from the npm registry, pinned by site/package-lock.json: `npm ci` in site/ when
    site/node_modules has no MathJax yet (delete site/node_modules to reinstall it).
 2. The pages are laid out under site/_build/source as in the repository: README.md (the front
-   page), notation.md (the "## Notation" section of lessons/README.md), lessons/*.ipynb,
-   exercises/README.md and exercises/*.ipynb, with site/_config.yml, site/_toc.yml (the order
+   page), notation.md (the "## Notation" section of lessons/README.md), lessons/*.ipynb with
+   lessons/checking.md and the figures in lessons/figures/, exercises/README.md and
+   exercises/*.ipynb, with site/_config.yml, site/_toc.yml (the order
    of the pages) and site/_static/course.css. MathJax's tex-mml-chtml.js, its fonts and its TeX
    extensions go to _extra/mathjax, which Sphinx copies to the root of the site, outside
    _static/ (Jupyter Book adds every .js under _static/ to every page).
@@ -79,6 +80,9 @@ def lay_out_pages() -> None:
     for folder in ("lessons", "exercises"):
         for notebook in sorted((ROOT / folder).glob("[0-9]*.ipynb")):
             wanted[SOURCE / folder / notebook.name] = notebook
+    wanted[SOURCE / "lessons" / "checking.md"] = ROOT / "lessons" / "checking.md"
+    for figure in sorted((ROOT / "lessons" / "figures").glob("*.svg")):  # the lessons' idea figures
+        wanted[SOURCE / "lessons" / "figures" / figure.name] = figure
     for part in MATHJAX_PARTS:
         found = MATHJAX / part
         for path in [found] if found.is_file() else sorted(p for p in found.rglob("*") if p.is_file()):
