@@ -1,36 +1,26 @@
 # %% [markdown]
 # # Lesson 1 — The Gated Attention Unit, from scratch
 #
-# **Model and length.** Two small causal language models trained at $L = 64$ characters, two seeds
-# each: a GAU model (d64, 4 single-head GAU layers, $d_k = 64$) and a Transformer of about its size
-# (d64, 2 layers, 4 heads).
+# **Model and length.** Two causal language models trained at $L = 64$ characters, seeds 0 and 1:
+# a GAU (d64, 4 single-head layers, $d_k = 64$) and a Transformer of about its size (d64, 2
+# layers, 4 heads).
 #
-# **What you will learn**
-# - the equations of the Gated Attention Unit (GAU), the layer of FLASH (Hua et al., 2022),
-#   and how it folds attention and the feed-forward layer into one unit;
-# - what "single head" and "no softmax" mean, and why a GAU divides by a number `n`;
-# - how to check a from-scratch implementation against a library, number by number;
-# - how a GAU language model and a Transformer of about the same size learn on our corpus.
+# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores with an empty cache.
 #
-# **The claim.** FLASH found that one attention head is enough when the layer is gated, and that
-# the softmax can be replaced by a squared ReLU divided by the sequence length:
+# **Which failure, which fix.** None yet: we build the GAU, whose $\mathrm{relu}^2/n$ divides every
+# row by one number $n$. A divisor that grows with the length while a row's real sum does not is
+# the course's first failure (lessons 2-4, Su's 2022 post).
 #
-# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right).$$
+# The course asks why attention trained at one length fails at others, and how to fix it. Its
+# answer is drawn as one map: [the course in one picture](README.md#the-course-in-one-picture).
 #
-# A softmax divides each row by its own sum; this divides every row by the same $n$. Which $n$,
-# when the length changes, is the question of Su Jianlin's post (our first source) and lessons 2-4.
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
 
 # %% [markdown]
 # ## Setup
 #
-# Sizes come from one profile (`cpu` here, `gpu` on a CUDA machine); trained models are cached.
-#
-# **Your numbers will differ a little from the ones stored here.** This run comes from one machine
-# (2 CPU cores, PyTorch's AVX-512 kernels). Other CPUs, GPUs and Apple's MPS round differently, so
-# the same seed trains other weights: losses move in the second decimal, a single seed by more. What
-# a lesson *claims* it asserts, with margins wider than the spread between seeds and machines (the
-# tests rerun every lesson on other kernels): an assertion that fails on your machine is a bug in
-# the course.
+# One profile sets the sizes (`cpu` here, `gpu` on CUDA); trained models are cached.
 
 # %%
 import math
@@ -57,9 +47,8 @@ print(f"corpus {corpus.name}: {len(corpus.text):,} characters, "
 print(corpus.text[1000:1200])
 
 # %% [markdown]
-# Two baselines say what "learned something" means here: a **unigram** model knows how often each
-# character occurs, a **bigram** model also which follows which. Both are counted on the training
-# split and scored on the validation split, in nats per character.
+# Two baselines: a **unigram** model knows how often each character occurs, a **bigram** model
+# also which follows which (validation loss, in nats per character).
 
 # %%
 baselines = ngram_baselines(corpus)
@@ -69,24 +58,25 @@ print(f"unigram {baselines['unigram']:.2f} nats, bigram {baselines['bigram']:.2f
 # %% [markdown]
 # ## The equations
 #
-# A Transformer layer is attention, then a feed-forward network (FFN). FLASH starts from the
-# *gated* FFN, $O = (U \odot V) W_o$, and first mixes $V$ across positions with an attention
-# matrix. For an input $X \in \mathbb{R}^{T \times d}$ (after LayerNorm):
+# FLASH (Hua et al., 2022) takes a *gated* feed-forward layer, $O = (U \odot V) W_o$, and first
+# mixes $V$ across positions with one attention matrix: one head, and $\mathrm{relu}^2$ divided by
+# the length $n$ instead of softmax. For an input $X$ ($T \times d$, normalised):
 #
 # $$U = \mathrm{silu}(X W_u),\quad V = \mathrm{silu}(X W_v) \qquad (T \times e,\ e = 2d)$$
-# $$Z = \mathrm{silu}(X W_z) \qquad (T \times d_k,\ d_k \text{ small: } 128 \text{ in FLASH, where it is called } s)$$
+# $$Z = \mathrm{silu}(X W_z) \qquad (T \times d_k,\ d_k \text{ small: } 128 \text{ in FLASH})$$
 # $$Q = \gamma_q \odot Z + \beta_q,\qquad K = \gamma_k \odot Z + \beta_k$$
-# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\qquad O = (U \odot A V)\, W_o$$
+# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),
+# \qquad O = (U \odot A V)\, W_o$$
+
+# %% [markdown]
+# - **Shared $Z$:** $Q$ and $K$ come from one projection, each with its own scale $\gamma$ and
+#   offset $\beta$.
+# - **One head:** the gate $U$ gives each channel its own share of the attended value.
+# - **No softmax:** softmax divides each row by its own sum, $\mathrm{relu}^2/n$ every row by the
+#   same $n$; many weights are exactly 0.
+# - **Positions:** RoPE rotates $Q$ and $K$ (next section); causal means $A_{ij} = 0$ for $j > i$.
 #
-# - **Shared $Z$:** queries and keys are one projection, each with a per-dimension scale $\gamma$
-#   and offset $\beta$.
-# - **One head:** the gate $U$ does what several heads did: each of the $e$ channels decides, per
-#   position, how much of the attended value to let through.
-# - **No softmax:** rows need not sum to 1, and many weights are exactly 0.
-# - **RoPE** rotates $Q$ and $K$ by position (lesson 3); a causal model sets $A_{ij} = 0$ for
-#   $j > i$.
-#
-# The unit as a picture (symbols: `lessons/README.md`, "Notation"):
+# The unit as a picture (notation: `lessons/README.md`):
 
 # %%
 draw_gau()
@@ -95,10 +85,9 @@ plt.show()
 # %% [markdown]
 # ## RoPE from scratch, with complex numbers
 #
-# RoPE multiplies each pair of dimensions $(x_{2i}, x_{2i+1})$, read as a complex number, by
-# $e^{\mathrm{i}\, t\, \theta_i}$ at position $t$, with $\theta_i = 10000^{-2i/d_k}$. A query
-# rotated at $m$ times a key rotated at $t$ sees only the angle $(m - t)\theta_i$: the score depends
-# on the *relative* position. We compare with `minilm`'s sine-cosine version.
+# RoPE reads each pair of dimensions $(x_{2i}, x_{2i+1})$ as a complex number and rotates it by
+# the angle $t\theta_i$ at position $t$ ($\theta_i = 10000^{-2i/d_k}$). A query at $m$ and a key
+# at $t$ then see only $(m - t)\theta_i$: the *relative* position. We check it against `minilm`.
 
 # %%
 def rope_from_scratch(x, base=10000.0):
@@ -116,8 +105,8 @@ rope_ok = cmp("RoPE", rope_from_scratch(x), minilm.apply_rope(x, minilm.rope_ang
 # %% [markdown]
 # ## The GAU language model from scratch
 #
-# The whole model, written as the equations above with a `minilm` model's weights: embedding,
-# blocks with residuals, a final LayerNorm, and the embedding reused as the output layer.
+# The whole model from the equations, with a `minilm` model's weights, checked against its
+# logits.
 
 # %%
 def gau_block_from_scratch(x, block, n):
@@ -160,13 +149,13 @@ assert rope_ok and gau_ok, "the from-scratch GAU must match minilm's"
 #
 # Weights per layer, without biases and LayerNorms (Transformer MLP of width $4d$):
 #
-# | | weights |
-# |---|---|
-# | GAU | $W_u, W_v: 2de$, $W_z: d d_k$, $W_o: ed$, $\gamma, \beta: 4d_k$ $\;\Rightarrow\; 6d^2 + d d_k + 4d_k$ |
-# | Transformer | $W_q, W_k, W_v, W_o: 4d^2$, MLP: $8d^2$ $\;\Rightarrow\; 12 d^2$ |
+# | | weights | in all |
+# |---|---|---|
+# | GAU | $W_u, W_v: 2de$; $W_z: d d_k$; $W_o: ed$; $\gamma, \beta: 4d_k$ | $6d^2 + d d_k + 4d_k$ |
+# | Transformer | $W_q, W_k, W_v, W_o: 4d^2$; MLP: $8d^2$ | $12 d^2$ |
 #
-# With $d_k = d$ a GAU has about $7d^2$, so FLASH stacks two GAUs ($14d^2$) where a Transformer has
-# one layer ($12d^2$). We count in this lesson's two models.
+# With $d_k = d$ a GAU has about $7d^2$: two GAUs ($14d^2$) are about one Transformer layer
+# ($12d^2$).
 
 # %%
 # causal_gau and causal_transformer come from minilm.experiments: the GAU is shared with
@@ -193,10 +182,7 @@ assert 0.8 < ratio < 1.25, "the two models should be of about the same size"
 # %% [markdown]
 # ## Training both
 #
-# Same data, optimiser and steps, two seeds each, trained once and cached.
-#
-# **Time:** with an empty cache the next cell takes about 80 seconds on 2 CPU cores; run again,
-# it loads the four models in seconds.
+# Same data, optimiser and steps; two seeds each, cached.
 
 # %%
 recipes = {seed: causal_recipe(P, seed) for seed in P.seeds}
@@ -236,8 +222,8 @@ plt.show()
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
-# Asserted: every model and seed ends more than 0.4 nats below the bigram loss (below 1.92 nats;
-# the stored run's worst is 1.537). The bigram model itself fails that bound.
+# Asserted: every model and seed ends more than 0.4 nats below the bigram loss, so below 1.92 nats
+# (the stored worst: 1.537). The control: the bigram model itself fails that bound.
 #
 # </details>
 
@@ -248,14 +234,14 @@ for (name, seed), run in runs.items():
     assert run["val"] < baselines["bigram"] - 0.4, (name, seed, run["val"])
 
 # %% [markdown]
-# FLASH's claim is that a single-head GAU is at least as good as a multi-head Transformer of the
-# same cost. Here the GAU ends lower on both seeds, by 0.06-0.07 nats (with 17% more parameters).
+# FLASH claims a single-head GAU is at least as good as a multi-head Transformer of the same
+# cost. Here the GAU ends lower on both seeds, by 0.06-0.07 nats, with 17% more parameters. FLASH's
+# models were far larger; we claim only what we measured, at this size.
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
-# Asserted: the GAU's validation loss is below the Transformer's on every seed (the direction,
-# with no margin; stored gaps -0.068 and -0.060 nats). If a change to the library makes the GAU
-# fall behind, this lesson fails.
+# Asserted: the GAU's validation loss is below the Transformer's on every seed: the sign only, no
+# margin (stored gaps -0.068 and -0.060 nats). A GAU that fell behind on either seed would fail it.
 #
 # </details>
 
@@ -265,8 +251,8 @@ assert all(g < 0 for g in gap), gap
 # %% [markdown]
 # ## What do they write?
 #
-# Sampled at temperature 0.8, with at most $L$ characters of context. At this size the text is
-# documentation-shaped nonsense: real words, Python keywords, reST markup.
+# Sampled at temperature 0.8 from at most $L$ characters of context: documentation-shaped
+# nonsense.
 
 # %%
 for name in ("GAU", "Transformer"):
@@ -278,9 +264,8 @@ for name in ("GAU", "Transformer"):
 # ## Why the scales start near 1
 #
 # FLASH initialises $\gamma_q, \gamma_k$ near 0 (std 0.02). With $\mathrm{relu}^2$ that is a trap:
-# $Q K^\top$ starts near 0 and its square nearer still, so $A \approx 0$, the attention path
-# passes almost no signal or gradient, and the model is stuck without attention. `minilm` starts
-# at $1 \pm 0.1$; we retrain the GAU with FLASH's start.
+# $Q K^\top$ starts near 0, its square nearer still, so attention passes almost no signal or
+# gradient. `minilm` starts at $1 \pm 0.1$; we retrain the GAU from FLASH's start.
 
 # %%
 def with_flash_scale_init(config, seed):
@@ -308,10 +293,9 @@ for seed, (model, _) in flash_models.items():
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
-# Asserted on every seed: FLASH's start ends more than 0.1 nats above the GAU with scales near 1.
-# The stored gaps are 0.74 and 0.43; the gap itself differs by 0.31 between the two seeds, so the
-# margin is the smaller gap less that difference, about 0.1: a third seed would have to fall far
-# outside both of ours to fail it. The control is the GAU with scales near 1 itself (a gap of 0).
+# Asserted on every seed: FLASH's start ends more than 0.1 nats above the GAU with scales near 1
+# (stored gaps 0.74 and 0.43; the margin is the smaller gap less the 0.31 between the seeds' gaps).
+# The control, the GAU with scales near 1 itself (a gap of 0), fails it.
 #
 # </details>
 
@@ -320,31 +304,29 @@ for seed in P.seeds:
     assert flash_init[seed] > runs["GAU", seed]["val"] + 0.1, seed
 
 # %% [markdown]
-# ## Our numbers next to the source's
+# <details><summary>Our numbers next to FLASH's</summary>
 #
-# | | FLASH / Su | here (tiny, char-level, 2 seeds) |
+# | | FLASH | here (2 seeds) |
 # |---|---|---|
-# | single-head GAU vs multi-head Transformer, about the same size | GAU as good or better | GAU lower by 0.06-0.07 nats on both seeds (with 17% more parameters) |
-# | relu²/n instead of softmax | "basically identical" (FLASH ablation) | lesson 4 measures it |
-# | scale initialisation | std 0.02 | std 0.02 trains much worse here |
+# | one gated head vs a Transformer | as good or better | loss 0.06-0.07 nats lower |
+# | relu²/n instead of softmax | "basically identical" | lesson 4 |
+# | scales starting at std 0.02 | FLASH's choice | trains much worse |
 #
-# FLASH's models were thousands of times larger; we claim only what we measured, on our seeds.
+# </details>
 
 # %% [markdown]
 # ## Takeaways
 #
-# - A GAU is a gated feed-forward layer whose values are first mixed across positions by one
-#   attention matrix, $A = \mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$; our version matched `minilm` to
-#   $4.5 \times 10^{-8}$.
-# - Two GAUs are about one Transformer layer in size, and the tiny GAU learned at least as well:
-#   1.469 and 1.472 nats against 1.537 and 1.532 (with 17% more parameters).
-# - relu² needs its query and key scales to start near 1: with FLASH's std 0.02 the GAU ended at
-#   2.208 and 1.900 nats instead of about 1.47.
+# - A GAU is a gated feed-forward layer whose values are first mixed by one attention matrix,
+#   $\mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$; ours matched `minilm` to $4.5 \times 10^{-8}$.
+# - Two GAUs are about one Transformer layer; our GAU learned at least as well (0.06-0.07 nats
+#   lower, with 17% more parameters).
+# - relu² needs its scales to start near 1: from FLASH's std 0.02 the GAU ended at 2.208 and 1.900
+#   nats instead of about 1.47.
 #
 # ## Check your understanding
 #
-# 1. Which of $U$, $V$, $Z$, $A$ depend on more than one position? What does that say
-#    about where a change of sequence length can affect a GAU?
+# 1. Which of $U$, $V$, $Z$, $A$ mix positions? Where, then, can a change of length reach a GAU?
 #
 #    <details><summary>Answer</summary>
 #
@@ -355,20 +337,18 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 2. A GAU has one attention head. What part of the layer lets different channels use
-#    the attended information differently?
+# 2. A GAU has one head. What lets its channels use the attended information differently?
 #
 #    <details><summary>Answer</summary>
 #
 #    The gate $U$. The output is $(U \odot AV)\,W_o$: each of the $e = 2d$ channels has its own gate
-#    value at each position, so channel $c$ lets through as much of the attended value $(AV)_{ic}$
-#    as $U_{ic}$ says. A multi-head layer gets that variety from several attention matrices; a GAU
+#    value at each position, so each channel of the attended value $AV$ passes as much as its gate
+#    value in $U$ says. A multi-head layer gets that variety from several attention matrices; a GAU
 #    gets it from one matrix and a per-channel, per-position gate.
 #
 #    </details>
 #
-# 3. Why is $\mathrm{relu}^2$ divided by a number at all? What would happen to the size of
-#    $A V$ as $T$ grows if it were not?
+# 3. Why is $\mathrm{relu}^2$ divided by a number at all?
 #
 #    <details><summary>Answer</summary>
 #
@@ -380,14 +360,14 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 4. With $\gamma \sim \mathcal{N}(0, 0.02)$, roughly how large is a score $q \cdot k / \sqrt{d_k}$
-#    at the start, and its $\mathrm{relu}^2$? Why does that make learning slow?
+# 4. With $\gamma \sim \mathcal{N}(0, 0.02)$, about how large is a score at the start? Why is
+#    learning then slow?
 #
 #    <details><summary>Answer</summary>
 #
-#    $\beta$ starts at 0 and $z$ has entries of order 1, so $q_c \approx 0.02\,z_c$ and
-#    $k_c \approx 0.02\,z_c$. A score sums $d_k$ products of size about $0.02^2 = 4 \times 10^{-4}$:
-#    at most about
+#    $\beta$ starts at 0 and $z$ has entries of order 1, so each entry of $q$ and of $k$ is about
+#    0.02 times the entry of $z$. A score sums $d_k$ products of size about
+#    $0.02^2 = 4 \times 10^{-4}$: at most about
 #    $d_k \cdot 4 \times 10^{-4}/\sqrt{d_k} = 4 \times 10^{-4}\sqrt{d_k} \approx 3 \times 10^{-3}$
 #    for $d_k = 64$, and its relu² about $10^{-5}$ (then divided by $n$). So $A \approx 0$: the
 #    attention path carries almost nothing, and its gradient is tiny too (the derivative of
@@ -396,14 +376,14 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 5. Two GAUs per Transformer layer: redo the parameter count for $d_k = 128$, $d = 768$.
+# 5. For $d = 768$, $d_k = 128$: how many GAUs hold the weights of one Transformer layer?
 #
 #    <details><summary>Answer</summary>
 #
 #    A GAU: $6d^2 + d\,d_k + 4d_k = 6 \cdot 589{,}824 + 98{,}304 + 512 = 3{,}637{,}760$ weights. A
-#    Transformer layer: $12d^2 = 7{,}077{,}888$. Two GAUs have $7{,}275{,}520$, 2.8% more than one
-#    Transformer layer; one Transformer layer is 1.95 GAUs. (At this size $d\,d_k$ is small next to
-#    $6d^2$, so the ratio is close to $12/6 = 2$.)
+#    Transformer layer: $12d^2 = 7{,}077{,}888$. One Transformer layer is 1.95 GAUs; two GAUs have
+#    $7{,}275{,}520$, 2.8% more. (At this size $d\,d_k$ is small next to $6d^2$, so the ratio is
+#    close to $12/6 = 2$.)
 #
 #    </details>
 #

@@ -1,31 +1,25 @@
 # %% [markdown]
 # # Lesson 2 — Fixed n or dynamic n?
 #
-# **Model and length.** Part A: lesson 1's causal relu² GAU (d64, 4 layers), trained at $L = 64$.
-# Part B: a bidirectional relu² GAU masked LM (d64, 2 layers), trained at $L_{mlm} = 128$. Two
-# seeds each.
+# **Model and length.** Part A: lesson 1's causal relu² GAU (d64, 4 single-head layers), trained at
+# $L = 64$. Part B: a bidirectional relu² GAU masked LM (d64, 2 single-head layers), trained at
+# $L_{mlm} = 128$. Seeds 0 and 1.
 #
-# **What you will learn**
-# - what Su Jianlin found when he moved a pretrained GAU to shorter sequences, and why
-#   it is surprising;
-# - why, in a *causal* model, keeping n fixed works by construction (a short sequence is a
-#   prefix of a training sequence), and what goes wrong with n = length;
-# - how to test the claim where it really lives: a *bidirectional* masked language model,
-#   moved to a shorter length zero-shot and after fine-tuning with two budgets;
-# - how to read a result that holds clearly in one regime and fades in another.
+# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 1's models
+# cached.
 #
-# **The claim** (Su, "Attention and Softmax are a better match", 2022). A GAU divides
-# $\mathrm{relu}^2$ scores by $n$:
+# **Which failure, which fix.** The first failure: $\mathrm{relu}^2/n$ with $n$ set to the sample
+# length, a divisor that follows the length while a row's real sum does not. The fix tested here:
+# keep $n$ fixed at the training length.
 #
-# $$A = \frac{1}{n}\,\mathrm{relu}^2\!\left(\frac{QK^\top}{\sqrt{d_k}}\right).$$
-#
-# Pretraining packs samples to one length (512 in the post), so $n$ is a constant there.
-# Fine-tuning on shorter samples, should $n$ follow the length or stay 512? Su found **fixed $n$
-# clearly better after fine-tuning.** Lesson 3 explains why; here we test it.
-#
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
+
+# %% [markdown]
+# **The claim** (Su, "Attention and Softmax are a better match", 2022). Pretraining packs samples
+# to one length (512 in the post), so the GAU's divisor $n$ is a constant there. Fine-tuning on
+# shorter samples, should $n$ follow the length or stay 512? Su found **fixed $n$ clearly better
+# after fine-tuning.** Lesson 3 explains why; here we test it.
 
 # %%
 import matplotlib.pyplot as plt
@@ -48,14 +42,13 @@ print(f"profile {P.name}: seeds {P.seeds}; causal models trained at {P.train_len
 # %% [markdown]
 # ## Part A — the causal model of lesson 1
 #
-# Lesson 1's GAU (the cache returns it), trained with $n = L$, evaluated at shorter lengths with
-# three divisors and the same weights:
+# Lesson 1's GAU, trained with $n = L$, run at shorter lengths with three divisors:
 #
-# | `n=` | row $i$ is divided by | at the training length |
+# | `n=` | row $i$ is divided by | at $T = L$ |
 # |---|---|---|
-# | `L` (fixed) | $L$, always | what the model was trained with |
-# | `"length"` | $T$, the sample length | also $L$: identical to fixed |
-# | `"row"` | $n_i = i + 1$, the keys row $i$ sees | *not* what it was trained with |
+# | `L` (fixed) | $L$ | as in training |
+# | `"length"` | $T$, the sample length | as in training |
+# | `"row"` | $n_i = i + 1$, the keys it sees | *not* as in training |
 
 # %%
 L = P.train_len
@@ -94,11 +87,11 @@ plt.show()
 
 # %% [markdown]
 # With $n$ fixed, shorter sequences cost a little (less context: 1.67 nats at $L/8$, 1.46-1.47 at
-# $L$). With $n$ = length the loss climbs as $T$ shrinks (2.70-2.97 at $L/8$); $n$ = row is wrong
+# $L$). With $n$ = length the loss climbs as $T$ shrinks (2.70-2.97 at $L/8$). $n$ = row is wrong
 # even at $L$ (1.97-2.08): rows were never divided by their own key count.
 #
-# **Why fixed $n$ transfers, by construction.** In a causal model row $i$ sees keys $0..i$ only, so
-# a sequence of length $T < L$ is the first $T$ positions of a length-$L$ one, and with $n$ fixed
+# **Why fixed $n$ transfers, by construction.** In a causal model row $i$ sees keys $0..i$ only,
+# so a sequence of length $T < L$ is the first $T$ positions of a length-$L$ one. With $n$ fixed
 # its logits *are* the first $T$ logits of the long one:
 
 # %%
@@ -118,11 +111,10 @@ with torch.no_grad():
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
-# Asserted on every seed: $n$ = length is worse than $n$ fixed by more than 0.5 nats at $L/8$ and
-# $L/4$ (measured 0.8-1.3), and $n$ = row is worse at $L$ by more than 0.3 (measured 0.5-0.6). Each
-# check has a control that fails it: at $T = L$, $n$ = length divides by the same $L$ as $n$ fixed,
-# so its gap there is exactly 0. The prefix identity is a *demonstration*, not evidence: it holds
-# by the construction above, and $n$ = length is the control it rejects.
+# Asserted on every seed: $n$ = length worse than $n$ fixed by more than 0.5 nats at $L/8$ and
+# $L/4$ (measured 0.8-1.3); $n$ = row worse at $L$ by more than 0.3 (measured 0.5-0.6). Control:
+# at $T = L$, $n$ = length divides by the same $L$, a gap of exactly 0. The prefix identity is a
+# demonstration, with $n$ = length as its control.
 #
 # </details>
 
@@ -136,17 +128,13 @@ for seed in P.seeds:
     assert causal[seed, "n = row"][L] > causal[seed, "n fixed"][L] + 0.3, seed
 
 # %% [markdown]
-# **Su's experiments are bidirectional** (masked-LM pretraining, then fine-tuning): every position
-# sees every key, so a shorter sample is *not* a prefix of a training one, and every row loses
-# terms. That is where the claim must be tested.
+# **Su's models are bidirectional**: every position sees every key, so a shorter sample is *not*
+# a prefix of a training one, and every row loses terms. The claim must be tested there.
 #
 # ## Part B — a bidirectional masked LM, Su's setting
 #
-# 15% of the characters are hidden (BERT-style), and the GAU sees both sides to predict them.
-# Pretrained at $L_{mlm}$ with $n = L_{mlm}$.
-#
-# **Time:** with an empty cache, about 100 seconds on 2 CPU cores (plus 80 for lesson 1's models
-# above if lesson 1 has not run); run again, it loads them in seconds.
+# 15% of the characters are hidden (BERT-style) and predicted from both sides. Pretrained at
+# $L_{mlm}$ with $n = L_{mlm}$.
 
 # %%
 L_mlm = P.mlm_len
@@ -164,7 +152,7 @@ for seed in P.seeds:
 # %% [markdown]
 # ### Zero-shot: the same weights at shorter lengths
 #
-# No training at the new length: we only change $T$, with $n$ fixed or $n = T$.
+# No training at the new length: only $T$ changes, with $n$ fixed or $n = T$.
 
 # %%
 def mlm_score(model, length, **overrides):
@@ -193,9 +181,8 @@ plt.show()
 # %% [markdown]
 # ### Fine-tuning at the short length
 #
-# Su's claim is about fine-tuning: we fine-tune each model at $T_{ft} = L_{mlm}/4 = 32$ with
-# $n = L_{mlm}$ and with $n = T_{ft}$, for 50 and 300 steps (learning rate $3 \times 10^{-4}$, same
-# batches), and score on the same validation batches.
+# Su's claim is about fine-tuning. We fine-tune each model at $T_{ft} = L_{mlm}/4 = 32$ with
+# $n = L_{mlm}$ and with $n = T_{ft}$, for 50 and 300 steps.
 
 # %%
 T_ft = L_mlm // 4
@@ -241,21 +228,22 @@ plt.show()
 # ### What we measured
 #
 # Zero-shot, fixed $n$ is far ahead: 57.9 and 57.8% accuracy at $T = 32$ against 42.0 and 47.0%.
-# After 50 fine-tuning steps it is still ahead, by 0.05-0.08 nats; after 300 steps the two tie.
+# After 50 fine-tuning steps it is still ahead, by 0.05-0.08 nats. After 300 steps the two tie.
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
-# Asserted on every seed:
-# - **Zero-shot**, fixed $n$ ahead by more than 5 accuracy points at $T_{ft}$ (measured 11-16).
-#   Control: at $T = L_{mlm}$ the two choices are the same computation (the right end of the
-#   zero-shot plot), a gap of 0.
-# - After **50 steps**, fixed $n$ ahead in loss by more than 0.02 nats (measured 0.05-0.08).
-# - After **300 steps**, the gap inside that 0.02-nat band. Fixed $n$ was still lower on both
-#   seeds, by 0.006-0.008 nats, but a gap that small is below what two fine-tuning runs can
-#   resolve, so we assert the bound $|\text{gap}| < 0.02$, not its sign.
+# Asserted on every seed: zero-shot, fixed $n$ ahead by more than 5 accuracy points (measured
+# 11-16; control: at $T = L_{mlm}$ both are one computation, gap 0); after 50 steps, ahead by more
+# than 0.02 nats (measured 0.05-0.08); after 300 steps, $|\text{gap}| < 0.02$. Each budget fails
+# the other's check.
 #
-# The two budgets are each other's control: the small one fails the bound, and the large one
-# fails the "more than 0.02 nats" check.
+# </details>
+#
+# <details><summary>Why the 300-step gap is a bound, not a sign</summary>
+#
+# After 300 steps fixed $n$ was still lower on both seeds, by 0.006-0.008 nats. A gap that small
+# is below what two fine-tuning runs can resolve, so we assert the bound $|\text{gap}| < 0.02$,
+# not its sign.
 #
 # </details>
 
@@ -274,36 +262,38 @@ for seed in P.seeds:
     assert abs(fixed_ahead_by[large]) < 0.02, seed
 
 # %% [markdown]
-# ## Our numbers next to Su's
+# ## Our result next to Su's
 #
-# | | Su (GAU base, pretrained at 512, fine-tuned downstream) | here (tiny GAU MLM, 2 seeds) |
+# **We agree** that $n$ = length is a much worse start, which short fine-tuning does not erase.
+# **We differ** at the larger budget: in 300 steps our tiny model re-learns the scale of its
+# attention, and the two tie. At Su's scale (long pretraining, short fine-tuning, 512 down to
+# short sentences) the gap may persist. Fixed $n$ wins when fine-tuning is short or absent.
+#
+# <details><summary>Our numbers next to Su's, row by row</summary>
+#
+# | | Su (GAU base, pretrained at 512) | here (tiny GAU MLM, 2 seeds) |
 # |---|---|---|
 # | zero-shot, shorter length | (not reported) | fixed $n$ ahead by 11-16 points at $L_{mlm}/4$ |
-# | fine-tuned, small budget | fixed $n$ "significantly better" | fixed $n$ ahead by 0.05-0.08 nats, 0.7-2.1 points |
-# | fine-tuned, larger budget | fixed $n$ "significantly better" | a tie (within 0.02 nats) |
+# | fine-tuned, 50 steps | fixed $n$ "significantly better" | fixed $n$ ahead by 0.05-0.08 nats |
+# | fine-tuned, 300 steps | fixed $n$ "significantly better" | a tie (within 0.02 nats) |
 # | mixed-length pretraining | fixes it | lesson 4 |
 #
-# **We agree** that $n$ = length is a much worse start, which a short fine-tuning does not erase.
-# **We differ** in size: in a few hundred steps our tiny model re-learns the scale of its attention.
-# At Su's scale the gap may persist: long pretraining tunes many layers to the size of $AV$,
-# fine-tuning is short next to it, and 512 to short sentences is a bigger jump than our 4x. Our
-# finding is about *budget*: fixed $n$ wins when fine-tuning is short or absent.
+# </details>
 
 # %% [markdown]
 # ## Takeaways
 #
-# - In a causal model, fixed $n$ is right by construction: a short sequence's logits are exactly the
-#   first $T$ of a long one's (difference 0.0). With $n$ = length every weight is $L/T$ times too
-#   large (2.97 and 2.70 nats at $L/8$ against 1.67).
-# - In Su's bidirectional setting, fixed $n$ is far ahead zero-shot (57.9 and 57.8% MLM accuracy at
-#   $T = 32$, against 42.0 and 47.0%) and still ahead after 50 fine-tuning steps, by 0.05-0.08 nats.
-# - After 300 steps the two tie (within 0.01 nats): fixed $n$ wins when fine-tuning is short or
-#   absent; given more steps, a tiny model re-learns the scale of its attention.
+# - In a causal model, fixed $n$ is right by construction: a short sequence's logits are exactly
+#   the first $T$ of a long one's. $n$ = length makes every weight $L/T$ times too large.
+# - In Su's bidirectional setting, fixed $n$ is far ahead zero-shot (57.9 and 57.8% MLM accuracy
+#   at $T = 32$, against 42.0 and 47.0%) and still ahead after 50 fine-tuning steps.
+# - After 300 steps the two tie: fixed $n$ wins when fine-tuning is short or absent; given more
+#   steps, a tiny model re-learns the scale of its attention.
 #
 # ## Check your understanding
 #
-# 1. In the causal model, why is "n fixed at a shorter length" exactly the same computation
-#    as the training run, row by row? Would it still be if the model were bidirectional?
+# 1. In the causal model, why is $n$ fixed at a shorter length exactly the training computation,
+#    row by row? Would it still be in a bidirectional model?
 #
 #    <details><summary>Answer</summary>
 #
@@ -316,8 +306,8 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 2. With n = length at $T = L/8$, by what factor is every attention weight larger than in
-#    training? Where in the GAU does that factor go?
+# 2. With $n$ = length at $T = L/8$, by what factor is every attention weight larger than in
+#    training? Where does that factor go?
 #
 #    <details><summary>Answer</summary>
 #
@@ -328,8 +318,7 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 3. `n = "row"` divides row $i$ by $i+1$. Why is that wrong for a model trained with n fixed,
-#    even at the training length? Which model would it be right for?
+# 3. Why is $n$ = row wrong for a model trained with $n$ fixed, even at the training length?
 #
 #    <details><summary>Answer</summary>
 #
@@ -341,8 +330,8 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# 4. After 300 fine-tuning steps the two choices tie here. Name two things about Su's
-#    setting that could keep the gap open.
+# 4. After 300 fine-tuning steps the two choices tie here. Name two things about Su's setting
+#    that could keep the gap open.
 #
 #    <details><summary>Answer</summary>
 #
@@ -351,19 +340,6 @@ for seed in P.seeds:
 #    fine-tuning runs are short compared with pretraining; the jump is bigger (from 512 to short
 #    sentences, against our 4x); and the fine-tuning tasks differ from the pretraining task, so the
 #    model has other things to learn in the same steps.
-#
-#    </details>
-#
-# 5. Softmax divides each row by its own sum $Z_i$. If $Z_i$ grew like $n$, which of the two
-#    choices would softmax behave like? Lesson 3 measures how $Z_i$ really grows.
-#
-#    <details><summary>Answer</summary>
-#
-#    If $Z_i$ grew like $n$, dividing by $Z_i$ would be like dividing by the number of keys: softmax
-#    would behave like $n$ = length (in a causal model, $n$ = row), with the same trouble when the
-#    length changes. Lesson 3 measures that trained $Z_i$ grows far more slowly than $n$ (an
-#    exponent of 0.05-0.17 instead of 1), so softmax behaves like fixed $n$, and that is why it
-#    transfers.
 #
 #    </details>
 #

@@ -2,30 +2,35 @@
 # # Lesson 3 — Why: the normaliser is O(k), not O(n)
 #
 # **Model and length.** Bidirectional GAU masked LMs, relu² (lesson 2's) and softmax (d64, 2
-# layers, trained at $L_{mlm} = 128$, two seeds each), and lesson 1's causal Transformer (d64, 2
-# layers, 4 heads, trained at $L = 64$).
+# single-head layers, $L_{mlm} = 128$, seeds 0 and 1), and lesson 1's causal Transformer (d64, 2
+# layers, 4 heads, $L = 64$).
 #
-# **What you will learn**
-# - what the softmax normaliser $Z_i$ is, and the one question that decides lesson 2:
-#   how does $Z_i$ grow with the number of keys $n$?
-# - how to measure that growth in trained models (softmax and relu²), and the effective
-#   number of keys a query attends to, $e^{H_i}$;
-# - that the answer is *learned*: an untrained model spreads attention evenly, a trained
-#   one concentrates it on a few nearby keys;
-# - how RoPE's long-range decay helps, from its formula.
+# **Time.** About 10 minutes to read; about 1 minute to run on 2 CPU cores, with lessons 1-2's
+# models cached.
 #
-# **The argument** (Su, 2022). Softmax attention is
+# **Which failure, which fix.** Why the first failure happens: a trained row's real sum $Z_i$
+# hardly grows with the length, so $n$ = length is the wrong divisor and a fixed $n$ the right one
+# (Su's 2022 post).
 #
-# $$a_{ij} = \frac{1}{Z_i} e^{S_{ij}},\qquad Z_i = \sum_{j} e^{S_{ij}},\qquad S_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}},$$
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
+
+# %% [markdown]
+# **The argument** (Su, 2022). Softmax divides by the row's own sum:
 #
-# over the $n$ keys row $i$ sees. If $Z_i$ grew like $n$, dividing by $n$ (relu²$/n$, $n$ = length)
-# would be harmless. But trained attention is *sparse and local*: past some distance $k$ the terms
-# are nearly 0, so $Z_i = O(k)$, independent of $n$, and the right stand-in for $Z_i$ is a constant:
-# "keep $n$ fixed". Likewise for $\sum_j \mathrm{relu}^2(S_{ij})$, where relu even zeroes terms.
+# $$a_{ij} = \frac{1}{Z_i} e^{S_{ij}},\qquad Z_i = \sum_{j} e^{S_{ij}},$$
 #
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# over the $n_i$ keys row $i$ sees (all $n$ in a bidirectional model). If $Z_i$ grew like $n$,
+# dividing by $n$ would match it. But trained attention is *sparse and local*: only about $k$ keys
+# get real weight, so $Z_i = O(k)$, independent of $n$, and a constant ("keep $n$ fixed") is the
+# right stand-in. Likewise for relu²'s row sum $\sum_j \mathrm{relu}^2(S_{ij})$.
+
+# %% [markdown]
+# ![The divisor n grows with the length while a row's real sum Z_i stays near the k keys it
+# attends to](figures/row_sum_vs_n.svg)
+#
+# **The idea.** $n$ = length grows with the length; a trained row's sum $Z_i$ stays near its $k$
+# keys, flat like a fixed $n$.
 
 # %%
 
@@ -48,10 +53,7 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs trained at {L_mlm}")
 # %% [markdown]
 # ## Two bidirectional GAUs: softmax and relu²
 #
-# In a bidirectional model every query sees all $T$ keys, so shorter sequences vary $n$.
-#
-# **Time:** with an empty cache about 100 seconds on 2 CPU cores (it trains the softmax GAU); run
-# again, seconds.
+# In a bidirectional model every query sees all $T$ keys: the length sets $n$.
 
 # %%
 configs = {"softmax": masked_lm_gau(P, tok.vocab_size, "softmax"),
@@ -65,13 +67,13 @@ untrained = LM(configs["softmax"]).eval()
 # %% [markdown]
 # ## Measuring $Z_i$ and the effective number of keys
 #
-# For each model and length $T \in \{16, 32, 64, 128\}$, on 32 validation sequences, per layer:
-# - $\log Z_i$ averaged over rows (for relu², $Z_i = \sum_j \mathrm{relu}^2(S_{ij})$);
-# - $e^{H_i}$, the number of keys a row would cover if it spread its weight evenly ($= n$ for
-#   uniform attention).
+# For each model and length $T \in \{16, 32, 64, 128\}$ (32 validation sequences), per layer:
+# - $\ln Z_i$, averaged over rows;
+# - $e^{H_i}$, the effective number of keys: how many a row would cover if it spread its weight
+#   evenly ($n$ for uniform attention).
 #
-# We fit $y \approx C\, n^b$: $b = 1$ means $O(n)$, $b = 0$ means $O(1)$. (A constant added to a
-# row's scores moves $Z_i$ but not softmax: only the *growth* of $Z_i$ matters.)
+# We fit $y \approx C\, n^b$: $b = 1$ means $O(n)$, $b = 0$ means $O(1)$. Only the *growth* of
+# $Z_i$ matters: a constant added to a row's scores moves $Z_i$ but not softmax.
 
 # %%
 lengths = [L_mlm // 8, L_mlm // 4, L_mlm // 2, L_mlm]
@@ -124,17 +126,16 @@ axes[0].set(yticks=[1, 2, 4, 8], yticklabels=["1", "2", "4", "8"])
 plt.show()
 
 # %% [markdown]
-# Trained models stay near the flat line: with 8x more keys, $Z_i$ grows by only 10-40% and a
-# query still uses 3-12 keys. The untrained model is the opposite: nearly uniform, $e^{H} \approx n$
-# and $Z_i \propto n$. **Sparsity is learned**, and it makes a constant the right normaliser.
+# Trained models stay near the flat line: from 16 to 128 keys, $Z_i$ grows with an exponent of only
+# 0.05-0.17, and a query uses 3-12 keys. Untrained, attention is nearly uniform: $e^{H} \approx n$,
+# $Z_i \propto n$. **Sparsity is learned**, and it makes a constant the right normaliser.
 #
 # <details><summary>How we check it: margins and controls</summary>
 #
-# Asserted on every trained model, seed and layer: $Z$ exponent below 0.3 and effective-key exponent
-# below 0.5 (measured 0.05-0.17 and 0.03-0.37; the two seeds of a layer differ by at most 0.08), and
-# fewer than $L_{mlm}/8 = 16$ effective keys at $n = L_{mlm}$ (measured 3.0-11.9). The control is
-# the untrained model, which fails all three (exponents 0.93-1.01, about $n$ keys); we assert that
-# too, so the check can be seen to bite.
+# Asserted on every trained model, seed and layer: $Z$ exponent below 0.3, effective-key exponent
+# below 0.5 (measured 0.05-0.17 and 0.03-0.37; a layer's two seeds differ by at most 0.08), and
+# fewer than 16 effective keys at $n = 128$ (measured 3.0-11.9). Control: the untrained model
+# fails all three (exponents 0.93-1.01), and is asserted to.
 #
 # </details>
 
@@ -150,8 +151,8 @@ for (name, seed, layer), (bz, bk) in exponents.items():
 # %% [markdown]
 # ## Back to lesson 2, in numbers
 #
-# At a shorter $T$, keeping the relu² model's rows their training size needs its divisor
-# ($L_{mlm}$ in training) to change by $Z(T)/Z(L_{mlm})$; "n = length" changes it by $T/L_{mlm}$:
+# To keep the relu² model's rows their training size at a shorter $T$, its divisor should change
+# by $Z(T)/Z(L_{mlm})$; $n$ = length changes it by $T/L_{mlm}$:
 
 # %%
 T_ft = L_mlm // 4
@@ -167,8 +168,8 @@ for seed in P.seeds:
 #
 # ## What trained attention looks like
 #
-# Lesson 1's causal Transformer on validation text: rows are queries, columns keys, darker is
-# more weight.
+# Lesson 1's causal Transformer on validation text (rows: queries; columns: keys; darker: more
+# weight).
 
 # %%
 # lesson 1's model
@@ -193,8 +194,8 @@ plt.show()
 print(repr(text))
 
 # %% [markdown]
-# Most rows weigh only a few keys: the current character, a few back, or an earlier anchor. Per
-# head, against the keys a query *could* use:
+# Most rows weigh a few keys: the current character, a few back, or an earlier anchor. Per head,
+# against the keys a query *could* use:
 
 # %%
 x = eval_batches(corpus, task="causal", length=P.train_len, batch_size=32, n_batches=1,
@@ -219,8 +220,8 @@ print(f"effective keys at n = {P.train_len}: {causal_keys[..., -1].mean():.1f} "
 # <details><summary>How we check it: margins and controls</summary>
 #
 # Asserted: fewer than $L/8 = 8$ effective keys at $n = L$, on average over heads (measured 3.8).
-# The control is the same architecture untrained (nearly uniform attention: 61.5 effective keys of
-# 64), which must exceed $L/2$, failing the bound by a wide margin.
+# Control: the same architecture untrained (61.5 of 64) is asserted above $L/2$, far outside the
+# bound.
 #
 # </details>
 
@@ -236,18 +237,25 @@ assert untrained_keys[..., -1].mean() > P.train_len / 2   # the control
 # %% [markdown]
 # ## RoPE's long-range decay
 #
-# Part of the locality comes from RoPE itself. RoFormer (Su et al. 2021, section 3.4.3) reads query
-# and key as $d_k/2$ complex numbers $\tilde q_i = q_{2i} + \mathrm{i}\, q_{2i+1}$ (and $\tilde k_i$
-# alike). For a key $r$ positions back, the score is
+# Part of the locality comes from RoPE. RoFormer (Su et al. 2021, section 3.4.3) bounds a score's
+# size by a factor that depends only on the distance $r$ to the key, and decays: rotations at
+# different frequencies fall out of phase and cancel. (The plot's "d" is $d_k$.)
+#
+# <details><summary>The bound, derived</summary>
+#
+# Read query and key as $d_k/2$ complex numbers $\tilde q_i = q_{2i} + \mathrm{i}\, q_{2i+1}$
+# (and $\tilde k_i$ alike). For a key $r$ positions back, the score is
 # $\mathrm{Re}\sum_i h_i e^{\mathrm{i} r\theta_i}$ with $h_i = \tilde q_i\, \overline{\tilde k_i}$
 # and $\theta_i = 10000^{-2i/d_k}$: content enters only through $h_i$, distance only through the
 # phases. Summation by parts ($h_{d_k/2} = 0$) bounds it:
 #
-# $$\Big|\sum_{i=0}^{d_k/2-1} h_i e^{\mathrm{i} r \theta_i}\Big| \le \Big(\max_i |h_{i+1} - h_i|\Big) \sum_{j=1}^{d_k/2} |S_j(r)|,\qquad S_j(r) = \sum_{i=0}^{j-1} e^{\mathrm{i} r\theta_i}.$$
+# $$\Big|\sum_{i=0}^{d_k/2-1} h_i e^{\mathrm{i} r \theta_i}\Big|
+# \le \Big(\max_i |h_{i+1} - h_i|\Big) \sum_{j=1}^{d_k/2} |S_j(r)|,
+# \qquad S_j(r) = \sum_{i=0}^{j-1} e^{\mathrm{i} r\theta_i}.$$
 #
-# The factor $\frac{1}{d_k/2}\sum_j |S_j(r)|$ (sums of phases, not scores) depends only on $r$, and
-# decays: rotations at different frequencies fall out of phase and cancel. (The plot's "d" is
-# $d_k$.)
+# The factor $\frac{1}{d_k/2}\sum_j |S_j(r)|$ (sums of phases, not scores) depends only on $r$.
+#
+# </details>
 
 # %%
 def rope_decay_bound(distances, dim, base=10000.0):
@@ -279,10 +287,8 @@ print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "
 # <details><summary>How we check it: margins and controls</summary>
 #
 # Asserted: the factor at $r = 128$ is below 0.3 of its value at $r = 0$ (4.7 against 16.5), and
-# lower at $r = 16$ (7.6) than at 0. This is a **demonstration** of the formula, not a measurement:
-# the bound is exact arithmetic, with nothing trained and nothing random. With a single frequency
-# (`base = 1`, printed above) the phases never fall out of step, the factor stays at its value at
-# $r = 0$, and the same check would fail.
+# lower at $r = 16$ (7.6) than at 0. A demonstration of the formula: exact arithmetic, nothing
+# trained. Control: one frequency (`base = 1`, printed) keeps the factor at 16.5 and fails it.
 #
 # </details>
 
@@ -291,48 +297,49 @@ print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "
 assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 
 # %% [markdown]
-# ## Our numbers next to the source's
+# Su argues that $Z_i = O(k)$; we measure it, at short lengths. Far longer contexts (lesson 5)
+# strain it: small weights on many far keys add up.
+#
+# <details><summary>Our numbers next to Su's</summary>
 #
 # | | Su (2022) | here (2 seeds) |
 # |---|---|---|
 # | how $Z_i$ grows with $n$ | "closer to $O(k)$ than $O(n)$" (argued) | exponent 0.05-0.17 |
 # | trained attention | sparse, local | 3-12 effective keys out of 128 |
 # | untrained attention | — | uniform: exponent near 1 |
-# | RoPE | long-range decay (RoFormer, Su et al. 2021) | bound factor 16.5 at $r = 0$, 4.7 at $r = 128$ |
+# | RoPE | long-range decay (RoFormer) | factor 16.5 at $r = 0$, 4.7 at $r = 128$ |
 #
-# Su argues it; we measure it, at short lengths. Far longer contexts (lesson 5) strain it: small
-# weights on many far keys add up.
+# </details>
 
 # %% [markdown]
 # ## Takeaways
 #
-# - Trained attention is sparse and local: a query uses a handful of keys (3-12 of 128 in the masked
-#   GAUs, 3.8 of 64 on average in the causal Transformer), so $Z_i$ hardly grows with $n$ (exponent
-#   0.05-0.17, where $O(n)$ would be 1).
-# - That sparsity is learned: an untrained model spreads attention evenly (exponents 0.93-1.01),
-#   the one case where $n$ = length would be the right divisor.
-# - So a constant is the right stand-in for $Z_i$ (at 4x shorter, $Z_i$ shrank by 7-22%; $n$ =
-#   length cuts the divisor by 75%), and RoPE's long-range decay (16.5 at distance 0, 4.7 at 128)
-#   helps keep attention local.
+# - Trained attention is sparse and local: a query uses a handful of keys (3-12 of 128 in the
+#   masked GAUs, 3.8 of 64 in the Transformer), so $Z_i$ hardly grows with $n$ (exponent
+#   0.05-0.17; $O(n)$ would be 1).
+# - That sparsity is learned: untrained attention is nearly uniform (exponents 0.93-1.01), the one
+#   case where $n$ = length would be right.
+# - So a constant is the right stand-in for $Z_i$: at 4x shorter, $Z_i$ shrank by 7-22%, while
+#   $n$ = length cuts the divisor by 75%. RoPE's long-range decay helps keep attention local.
 #
 # ## Check your understanding
 #
-# 1. Why does adding a constant to every score of a row not change softmax attention, and
-#    why does that make the absolute size of $Z_i$ meaningless but its growth meaningful?
+# 1. Why does adding a constant to a row's scores not change softmax, and why do we fit the
+#    growth of $Z_i$, not its size?
 #
 #    <details><summary>Answer</summary>
 #
 #    $e^{S_{ij} + \delta} = e^{\delta} e^{S_{ij}}$: the numerator and $Z_i$ both get the factor
 #    $e^{\delta}$, which cancels, so every $a_{ij}$ is unchanged. A model can therefore put $Z_i$ at
-#    any level (the constant shifts $\log Z_i$ by $\delta$), and the level tells us nothing. The
+#    any level (the constant shifts $\ln Z_i$ by $\delta$), and the level tells us nothing. The
 #    growth does: comparing $Z_i$ at two lengths for the same row, $Z_i(n)/Z_i(n')$, the constant
 #    cancels, and what is left says how much weight the added keys take. That is why the lesson fits
 #    the exponent $b$ of $Z \approx C\,n^b$ and not its level.
 #
 #    </details>
 #
-# 2. An untrained model has $Z_i \propto n$. For that model, which of "n fixed" and
-#    "n = length" would be right? What changed during training?
+# 2. An untrained model has $Z_i \propto n$. Which divisor would suit it? What did training
+#    change?
 #
 #    <details><summary>Answer</summary>
 #
@@ -344,8 +351,8 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #
 #    </details>
 #
-# 3. Effective keys grow with exponent 0.2-0.3 in the first layer. If that continued, how
-#    many keys would a query use at $n = 8L_{mlm}$? Would the normaliser stay roughly constant?
+# 3. If layer 0's effective keys kept growing with exponent 0.2-0.3, how many would a query use
+#    at $n = 8L_{mlm}$, and how much would $Z_i$ grow?
 #
 #    <details><summary>Answer</summary>
 #
@@ -360,8 +367,8 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #
 #    </details>
 #
-# 4. relu² can set terms to exactly 0; softmax cannot. Which one would you expect to have
-#    the flatter $Z_i$ at very long lengths, and why?
+# 4. relu² can zero terms; softmax cannot. Which should have the flatter $Z_i$ at very long
+#    lengths?
 #
 #    <details><summary>Answer</summary>
 #
@@ -373,8 +380,7 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #
 #    </details>
 #
-# 5. The RoPE bound depends only on distance. Why does it help a model trained with
-#    $n$ fixed to be moved to shorter sequences?
+# 5. Why does RoPE's decay help a model trained with $n$ fixed move to shorter sequences?
 #
 #    <details><summary>Answer</summary>
 #

@@ -1,31 +1,28 @@
 # %% [markdown]
 # # Lesson 5 — Extrapolation and entropy invariance
 #
-# **Model and length.** RoPE Transformers (d64, 2 layers, 4 heads) trained at $L = 64$: a
-# bidirectional masked LM and lesson 1's causal LM, two seeds each; the optional half trains
-# nothing.
+# **Model and length.** RoPE Transformers (d64, 2 layers, 4 heads) trained at $L = 64$, two seeds
+# each: a bidirectional masked LM and lesson 1's causal LM.
 #
-# **What you will learn**
-# - why attention spreads out (its entropy grows) on sequences longer than the training length;
-# - how "keep the entropy constant" gives a correction, the factor $\log n / \log L$ on the logits;
-# - how much it helps a tiny masked LM, next to Su's own small test;
-# - why relu² attention cannot take such a temperature (positive homogeneity), and softmax can;
-# - why, in an exactly solvable model of attention (Chen et al., ICLR 2026), the scale must grow
-#   like $\log n$, and where a trained model differs.
+# **Time.** About 15 minutes to read; about 1 minute to run on 2 CPU cores, with the models of the
+# lessons before it cached.
 #
-# **The claim** (Su, 2022, building on his 2021 post "Looking at Attention Scale Operations from
-# Entropy Invariance", kexue.fm/archives/8823). For going *longer* than training (extrapolation),
-# use
+# **Which failure, which fix.** *Distraction*: past $L$ a softmax row spreads over more keys and its
+# entropy grows. Su's entropy-invariant fix multiplies the logits by $\log_L n$; relu² attention
+# cannot take any multiplier.
 #
-# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{\log_L n}{\sqrt{d_k}}\, Q K^\top\right) V,$$
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
+
+# %% [markdown]
+# **The claim** (Su, 2022, after his 2021 post on entropy invariance, kexue.fm/archives/8823).
+# To run *longer* than training (extrapolation), use
 #
-# with $L$ the training length (512 in the post): at $n = L$ it is ordinary attention; for $n > L$
-# the logits are sharpened just enough to keep each row's entropy where training left it. In
-# `minilm`: `logn_base=L`, applied row by row with $n_i$ the number of keys row $i$ sees.
+# $$\mathrm{softmax}\!\left(\frac{\log_L n}{\sqrt{d_k}}\, Q K^\top\right) V,$$
 #
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# with $L$ the training length (512 in the post) and $\log_L n = \ln n / \ln L$: ordinary attention
+# at $n = L$, sharper past it, just enough to hold each row's entropy. In `minilm`: `logn_base=L`,
+# per row $i$ with its $n_i$ keys.
 
 # %%
 import math
@@ -51,32 +48,32 @@ print(f"profile {P.name}: seeds {P.seeds}, trained at L = {L}, {P.mlm_steps} mas
 # %% [markdown]
 # ## Deriving the factor
 #
-# Multiply the logits of one softmax row by $\lambda$, **the logit multiplier**: it *multiplies* the
-# logits, so it is an inverse temperature (a usual temperature divides them; the NoPE paper of
-# lesson 6 calls $\lambda$ a temperature), and $\lambda > 1$ sharpens. With the row's logits $S_j$
-# ($S_{ij}$ for a fixed $i$), $a_j = e^{\lambda S_j}/Z$, $Z = \sum_{j=1}^n e^{\lambda S_j}$, and the
-# row's entropy is
+# Multiply a softmax row's logits $S_j$ by the multiplier $\lambda$ ($\lambda > 1$ sharpens):
+# $a_j = e^{\lambda S_j}/Z$, $Z = \sum_{j=1}^n e^{\lambda S_j}$, and the row's entropy is
 #
-# $$H = -\sum_j a_j \log a_j = \log Z - \lambda \sum_j a_j S_j .$$
+# $$H = -\sum_j a_j \ln a_j = \ln Z - \lambda \sum_j a_j S_j .$$
 #
-# Treat the keys as a sample: $Z \approx n\,\mathbb{E}[e^{\lambda S}]$, and the weighted mean
-# $\sum_j a_j S_j$ does not depend on $n$ to first order. Then
+# Treat the keys as a sample: $Z \approx n\,\mathbb{E}[e^{\lambda S}]$, while the weighted mean
+# $\sum_j a_j S_j$ does not depend on $n$ to first order. So
 #
-# $$H \approx \log n + \log \mathbb{E}[e^{\lambda S}] - \lambda\, \mathbb{E}_a[S].$$
+# $$H \approx \ln n + \ln \mathbb{E}[e^{\lambda S}] - \lambda\, \mathbb{E}_a[S].$$
+
+# %% [markdown]
+# The $\ln n$ term makes the entropy grow with length. If a row is dominated by its largest
+# scores, the last two terms behave like $-\lambda \Delta$ ($\Delta > 0$), so holding $H$ needs
+# $\lambda \propto \ln n$; with $\lambda = 1$ at $L$:
 #
-# The $\log n$ term makes entropy grow with length. In a row dominated by its largest scores the
-# last two terms behave like $-\lambda \Delta$ for some $\Delta > 0$. Holding $H$ then needs
-# $\lambda \Delta \approx \log n + \text{const}$, so $\lambda \propto \log n$, and with $\lambda =
-# 1$ at the training length $L$:
+# $$\lambda(n) = \frac{\ln n}{\ln L} = \log_L n .$$
 #
-# $$\lambda(n) = \frac{\log n}{\log L} = \log_L n .$$
+# <details><summary>A rule of thumb, not a theorem</summary>
 #
-# That step is a rule of thumb: how the two terms depend on $\lambda$ is set by the distribution of
-# the scores. For Gaussian scores of variance $\sigma^2$ they are exactly $-\lambda^2\sigma^2/2$
-# (the weights tilt the mean to $\lambda\sigma^2$), and holding $H$ would need $\lambda \propto
-# \sqrt{\log n}$. Su's $\log_L n$ is the simple choice that is 1 at $L$ and grows with $n$; below we
-# check how well it holds a trained model's entropy (the optional section solves a model where $\log
-# n$ is exact).
+# How the last two terms depend on $\lambda$ is set by the distribution of the scores. For
+# Gaussian scores of variance $\sigma^2$ they are exactly $-\lambda^2\sigma^2/2$ (the weights tilt
+# the mean to $\lambda\sigma^2$), and holding $H$ would need $\lambda \propto \sqrt{\ln n}$. Su's
+# $\log_L n$ is the simple choice that is 1 at $L$ and grows with $n$. Below we check how well it
+# holds a trained model's entropy; the optional part solves a model where $\ln n$ is exact.
+#
+# </details>
 
 # %%
 print("the factor log(n)/log(L) at a few lengths, L =", L)
@@ -86,13 +83,9 @@ print({n: round(float(logn_factor(n, L, causal=False)[0]), 3)
 # %% [markdown]
 # ## Su's small test, in miniature
 #
-# In his 2021 post, Su trained RoFormer-small (a RoPE Transformer) as a masked LM at $n = 64$ and
-# measured MLM accuracy from 64 to 1024 with and without the factor (his table is printed below). We
-# do the same with a tiny bidirectional RoPE masked LM trained at $L$, and apply $\log_L n$ **only
-# at evaluation**: at a single training length the factor is exactly 1 in training, so "trained with
-# log n" is the same model.
-#
-# **Time:** about 75 s on 2 CPU cores with an empty cache, seconds from the cache.
+# Su's 2021 post trained RoFormer-small (a RoPE Transformer) as a masked LM at $n = 64$ and
+# measured MLM accuracy up to 1024, with and without the factor (printed below). Our tiny RoPE
+# masked LM does the same, with $\log_L n$ at evaluation only: at one training length it is 1.
 
 # %%
 config = Config(vocab_size=tok.vocab_size, block="transformer", n_head=P.n_head, d_model=P.d_model,
@@ -155,25 +148,17 @@ plt.show()
 # %% [markdown]
 # ### What we measured
 #
-# From $L$ to $16L$ the standard model's attention entropy rises by about 2 nats, with $\log_L n$
-# only a third to two fifths as much: the factor does hold the entropy. Accuracy follows only a
-# little: no difference at $2L$, one to two points gained at $4L$ and $8L$. At $16L$ both settings
-# keep only a third of their accuracy at $L$ (19-22% against 60-62%).
+# From $L$ to $16L$ the attention entropy rises by about 2 nats; with $\log_L n$, by a third to
+# two fifths as much. Accuracy follows only a little: no difference at $2L$, one to two points
+# gained at $4L$ and $8L$. At $16L$ both settings keep only a third of their accuracy at $L$
+# (19-22% against 60-62%).
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the next cell asserts</summary>
 #
-# Asserted on every seed:
-# - **Entropy:** from $L$ to $16L$ the standard model's mean attention entropy rises by more than
-#   1.2 nats (measured 1.78 and 2.19); with $\log_L n$ it rises by less than half as much (measured
-#   0.70 and 0.75). Each variant is the other's control: the entropy-invariant rise fails the first
-#   bound, the standard one the second.
-# - **Accuracy:** at $4L$ and $8L$ the entropy-invariant version is ahead by more than half a point
-#   (measured +1.17 and +1.21 at $4L$, +1.29 and +1.88 at $8L$; control: at $L$ the factor is
-#   exactly 1, gain 0). At $2L$ we measured $-0.15$ and $+0.18$ points: no difference, asserted as a
-#   bound (within one point), which the $8L$ gain fails.
-#
-# Printed, not asserted: the gain at $16L$ (+0.81 and +0.39 points) and the collapse of both
-# settings there, since a lesson does not assert that a model fails.
+# On each seed: from $L$ to $16L$ the standard entropy rises by over 1.2 nats (1.78, 2.19) and the
+# entropy-invariant one by under half that (0.70, 0.75), each the other's control. The gain is over
+# half a point at $4L$ and $8L$ (1.17-1.88; control: 0 at $L$) and within one point at $2L$
+# ($-0.15$, $+0.18$; the $8L$ gain fails it).
 #
 # </details>
 
@@ -190,21 +175,15 @@ for seed in P.seeds:
     assert abs(gain[2 * L]) < 0.01, gain   # a bound, not a sign; gain[8L] fails it
 
 # %% [markdown]
-# **Next to Su's numbers.** The *ordering* matches from $4L$ on; the *size* does not: Su's factor
-# gained 4.6 points at $2L$ and 11 at $4L$, ours nothing measurable at $2L$ and 1.2-1.9 points at
-# $4L$-$8L$.
-#
-# Why smaller? Holding the entropy only helps if the scores are still right. Past $L$, RoPE turns
-# queries and keys by angles our models never met: the scores themselves go wrong, and no
-# temperature fixes wrong scores. That is also why both settings collapse at $16L$ (lessons 6-7 come
-# back to it with NoPE). Su's much larger RoFormer-small, trained on far more text, probably has
-# attention that survives longer distances better.
+# **Next to Su's numbers.** The same ordering from $4L$ on, far smaller gains: Su +4.6 points at
+# $2L$ and +11 at $4L$; we, nothing measurable at $2L$ and +1.2 to +1.9 at $4L$-$8L$. A likely
+# reason: past $L$, RoPE turns queries and keys by angles our models never met, and no multiplier
+# fixes wrong scores (lessons 6-7 return to it).
 
 # %% [markdown]
 # ## The causal case
 #
-# Su's experiment is a bidirectional masked LM. What does the factor do, applied at
-# evaluation only, to lesson 1's *causal* Transformer (RoPE, trained at length $L$)?
+# The factor at evaluation only, on lesson 1's *causal* Transformer (RoPE, trained at $L$):
 
 # %%
 causal_lengths = [L, 2 * L, 4 * L, 8 * L]
@@ -218,19 +197,15 @@ for seed in P.seeds:
               + "  ".join(f"{T}: {v:.3f}" for T, v in causal[seed, label].items()))
 
 # %% [markdown]
-# In a causal model row $i$ sees $n_i = i + 1$ keys, so the factor is below 1 for the first $L$
-# positions (it *flattens* attention the model learned to be sharp there) and above 1 after. On a
-# model trained without it, the factor makes the loss slightly *worse* at the training length (0.04
-# nats on both seeds) and does not help at $8L$, where positions far past $L$, at RoPE distances
-# never seen in training, dominate the loss. Entropy invariance shows in the bidirectional setting
-# Su tested, not here.
+# Row $i$ sees $n_i = i + 1$ keys, so the factor is below 1 for the first $L$ positions, where it
+# *flattens* rows the model learned to be sharp. The loss gets slightly *worse* at $L$ (0.04 nats
+# on both seeds), and no better at $8L$, where RoPE distances never seen in training dominate.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the next cell asserts</summary>
 #
-# Asserted on every seed: the factor raises the loss at $L$ by more than 0.02 nats (measured +0.041
-# and +0.040; control: without the factor the change is 0). At $8L$ it moved the loss by +0.048 and
-# $-0.002$ nats, while the two seeds' own losses there differ by 0.54 nats (2.594 and 3.131): no
-# help that two seeds can show, so it is printed, not asserted.
+# On each seed the factor raises the loss at $L$ by over 0.02 nats (measured +0.041, +0.040;
+# control: the standard model against itself, 0). At $8L$ it moved the loss by +0.048 and $-0.002$
+# nats while the two seeds' losses differ by 0.54 (2.594, 3.131): printed, not asserted.
 #
 # </details>
 
@@ -243,16 +218,22 @@ for seed in P.seeds:
     assert change[L] > 0.02, seed   # control: standard against itself, change 0
 
 # %% [markdown]
-# ## Why relu² cannot take a temperature
+# ## Why relu² cannot take a multiplier
 #
-# Multiply every score of a row by $\lambda > 0$. For relu², $\mathrm{relu}(\lambda x)^2 =
-# \lambda^2\, \mathrm{relu}(x)^2$: every term is scaled by the same $\lambda^2$, which cancels once
-# the row is normalised (fix 3 of lesson 4), as for any positively homogeneous $f(\lambda x) =
-# \lambda^p f(x)$. A power-like function that is not homogeneous, such as $\mathrm{relu}^2 +
-# \mathrm{relu}$, changes only a little: the ratio of two weights, $(a^2 + a/\lambda)/(b^2 +
-# b/\lambda)$, moves from $a/b$ towards $(a/b)^2$ as $\lambda$ grows, no further. For the
-# exponential it is $e^{\lambda(a - b)}$, unbounded: a temperature can sharpen a softmax row as far
-# as it needs to, which is what a length-dependent temperature relies on. The numbers:
+# Multiply a row's scores by $\lambda > 0$. Since
+# $\mathrm{relu}(\lambda x)^2 = \lambda^2\, \mathrm{relu}(x)^2$, every term is scaled by
+# $\lambda^2$, which cancels once the row is normalised (fix 3 of lesson 4), as for any positively
+# homogeneous $f(\lambda x) = \lambda^p f(x)$. In softmax two weights with scores $a > b$ have the
+# ratio $e^{\lambda(a - b)}$, unbounded: $\lambda$ can sharpen a row as far as needed. The cell
+# prints $\lambda$ as "temperature":
+#
+# <details><summary>A function that is not homogeneous</summary>
+#
+# A power-like function that is not homogeneous, such as $\mathrm{relu}^2 + \mathrm{relu}$, changes
+# only a little: the ratio of two weights, $(a^2 + a/\lambda)/(b^2 + b/\lambda)$, moves from $a/b$
+# towards $(a/b)^2$ as $\lambda$ grows, no further.
+#
+# </details>
 
 # %%
 g = torch.Generator().manual_seed(0)
@@ -270,16 +251,14 @@ for t in (0.5, 1.0, 2.0, 4.0):
           f"{measure.entropy(soft_w).mean():.3f}")
 
 # %% [markdown]
-# relu² attention is exactly unchanged at every temperature; softmax changes, and sharpens as the
-# temperature grows (its entropy falls from 2.43 nats at 0.5 to 0.82 at 4).
+# relu² is exactly unchanged at every $\lambda$; softmax sharpens as $\lambda$ grows (its entropy
+# falls from 2.43 nats at 0.5 to 0.82 at 4).
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the next cell asserts</summary>
 #
-# This check is a **demonstration** of an identity (homogeneity), not a measurement: it holds by the
-# algebra above. Asserted: the relu² weights change by less than $10^{-5}$ at every temperature
-# (measured 0, to float precision). Softmax, in the same loop, is the control that this bound
-# rejects: asserted to change by more than 0.05 at every temperature but 1 (measured 0.272 to
-# 0.708).
+# An identity, not a measurement: relu² weights change by under $10^{-5}$ at every $\lambda$
+# (measured 0, to float precision). Control: softmax in the same loop, asserted to change by over
+# 0.05 at every $\lambda$ but 1 (measured 0.272 to 0.708).
 #
 # </details>
 
@@ -289,56 +268,52 @@ for t, (relu_change, soft_change) in changes.items():
     assert t == 1.0 or soft_change > 0.05, t
 
 # %% [markdown]
-# ## Optional: Why $\log n$: a model where it is exact
+# ## Optional: why $\ln n$, in a model where it is exact
 #
-# Optional down to the table "Our numbers next to the source's": the main path can skip to the
-# takeaways.
+# *Optional: a solvable model of attention. Nothing later depends on it; skip to "Our numbers next
+# to the sources'".*
+#
+# Chen et al. (ICLR 2026, arXiv:2510.05554) prove the derivation's $\ln n$ in a solvable model: $n$
+# unit vectors $y_i$, each query, key and value at once, with scores
+# $\beta\,\langle y_i, y_j\rangle$, $\beta = \gamma \ln n$ (printed "gamma"). Too small a $\gamma$
+# averages all outputs into one (*rank collapse*); too large leaves each token on itself
+# (*identity*).
 
 # %% [markdown]
-# Chen et al., "Critical attention scaling in long-context transformers" (ICLR 2026,
-# arXiv:2510.05554), prove the derivation's $\log n$ in a model simple enough to solve; we simulate
-# it in seconds.
+# If every two tokens have inner product $\rho$ (a regular simplex), a token keeps the weight
 #
-# **The model.** $n$ tokens $y_1, \dots, y_n$ are unit vectors, each query, key and value at once.
-# Token $i$ scores token $j$ with $\beta\,\langle y_i, y_j\rangle$ ($\beta$ plays the part of
-# $\lambda$), takes a softmax over all $n$ tokens, itself included, and outputs $o_i = \sum_j
-# A_{ij}\, y_j$. Write $\beta = \gamma \log n$: which $\gamma$ keeps attention useful as $n$ grows?
-# It can fail two opposite ways:
-# - **rank collapse:** every row spreads over so many tokens that all outputs are about the same
-#   average (their mean cosine goes to 1);
-# - **identity:** each token keeps almost all its weight, $A_{ii} \to 1$, so the outputs are the
-#   inputs and no information moves.
+# $$A_{ii} = \frac{1}{1 + (n-1)\,e^{-\beta(1-\rho)}}$$
 #
-# **The regular simplex.** Let every two distinct tokens have the same inner product $\rho$, $0 \le
-# \rho < 1$. Row $i$ then holds two scores, $\beta$ for itself and $\beta\rho$ for each of the $n -
-# 1$ others (only the gap counts: a constant in every score cancels in a softmax), so
+# on itself: as $n$ grows it goes to 0 below $\gamma_c = 1/(1-\rho)$ and to 1 above. We take
+# $\rho = 0.5$ ($\gamma_c = 2$), up to $n = 16384$.
 #
-# $$A_{ii} = \frac{e^{\beta}}{e^{\beta} + (n-1)\,e^{\beta\rho}} = \frac{1}{1 + (n-1)\,e^{-\beta(1-\rho)}},$$
+# <details><summary>The derivation, and the cosine between outputs</summary>
 #
-# and each other token gets $(1 - A_{ii})/(n-1)$. With $\beta = \gamma \log n$,
-# $(n-1)\,e^{-\beta(1-\rho)} \approx n^{1 - \gamma(1-\rho)}$: as $n$ grows it goes to $\infty$ (so
-# $A_{ii} \to 0$) if $\gamma(1-\rho) < 1$, and to 0 ($A_{ii} \to 1$) if $\gamma(1-\rho) > 1$. A
-# phase transition at $\gamma_c = 1/(1-\rho)$, where $A_{ii} = n/(2n-1) \approx 1/2$ for every $n$.
+# Row $i$ holds $\beta$ for itself and $\beta\rho$ for each of the $n - 1$ others (only the gap
+# counts: a constant in every score cancels in a softmax), which gives $A_{ii}$ above; each other
+# token gets $(1 - A_{ii})/(n-1)$. With $\beta = \gamma \ln n$,
+# $(n-1)\,e^{-\beta(1-\rho)} \approx n^{1 - \gamma(1-\rho)}$; at $\gamma_c$, $A_{ii} = n/(2n-1)
+# \approx 1/2$ for every $n$.
 #
-# For the outputs, $\sum_j A_{ij} = 1$ and $\langle y_j, y_l\rangle = \rho + (1-\rho)\,[j = l]$ give
+# Token $i$ outputs $o_i = \sum_j A_{ij}\, y_j$. Since $\sum_j A_{ij} = 1$ and $\langle y_j,
+# y_l\rangle = \rho + (1-\rho)\,[j = l]$,
 #
-# $$\langle o_i, o_k\rangle = \sum_{j,l} A_{ij} A_{kl} \langle y_j, y_l\rangle = \rho + (1-\rho)\,\langle A_i, A_k\rangle ,$$
+# $$\langle o_i, o_k\rangle = \rho + (1-\rho)\,\langle A_i, A_k\rangle ,$$
 #
 # so two rows of $A$ give the cosine between two outputs, $\big(\rho + (1-\rho)\langle A_i,
 # A_k\rangle\big) / \big(\rho + (1-\rho)\|A_i\|^2\big)$. Below $\gamma_c$ the rows spread, $\langle
-# A_i, A_k\rangle$ and $\|A_i\|^2$ go to 0 and the cosine to $\rho/\rho = 1$: averaging many tokens
-# keeps only what they share. Above $\gamma_c$, $A$ goes to the identity and the cosine to $\rho$.
-# We take $\rho = 0.5$ ($\gamma_c = 2$) and, with two rows, go to $n = 16384$, where the full matrix
-# would be 1 GiB.
+# A_i, A_k\rangle$ and $\|A_i\|^2$ go to 0 and the cosine to 1: averaging many tokens keeps only
+# what they share. Above $\gamma_c$, $A$ goes to the identity and the cosine to $\rho$. Two rows
+# are enough at any $n$; the full matrix at $n = 16384$ would take 1 GiB.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# </details>
 #
-# The cell first checks both formulas against attention on explicitly built simplices ($y_i =
-# \sqrt{1-\rho}\, e_i + \sqrt{\rho}\, u$ in $n + 1$ dimensions, $u$ orthogonal to every $e_i$), for
-# $n$ = 8, 64, 256 and $\gamma$ from 1 to 3. Asserted: the closed form and the two-row computation
-# agree with it within $10^{-9}$ (measured: under $10^{-12}$). The control is the classic slip, $n$
-# for $n - 1$: at $n = 8$, $\gamma = 2$ it gives 0.5000 instead of 0.5333, off by far more than the
-# bound (asserted: by more than $10^{-3}$).
+# <details><summary>What the next cell asserts</summary>
+#
+# The closed form and the two-row computation match attention on explicit simplices ($n$ = 8, 64,
+# 256; $\gamma$ from 1 to 3) within $10^{-9}$ (measured under $10^{-12}$). Control: the classic
+# slip, $n$ for $n - 1$, gives 0.5000 instead of 0.5333 at $n = 8$, $\gamma = 2$ (asserted off by
+# over $10^{-3}$).
 #
 # </details>
 
@@ -426,17 +401,25 @@ for n in NS:
           + "   ".join(f"{exact[n, g][0]:.3f} / {exact[n, g][1]:.3f}" for g in SHOWN))
 
 # %% [markdown]
-# At $\gamma = 2 = 1/(1-\rho)$ the self-weight stays at 1/2 (0.504 at $n = 64$, 0.500 from 1024 on),
-# the output cosine at 0.800-0.804: the fixed point. On either side a growing $n$ pushes the rows
-# into a phase: collapse at $\gamma = 1.5$ (self-weight 0.264 to 0.081, cosine up to 0.993),
-# identity at $\gamma = 2.5$ (self-weight 0.742 to 0.919, cosine falling towards $\rho$).
+# At $\gamma = 2$ the self-weight stays at 1/2 (0.504 to 0.500); as $n$ grows it falls at
+# $\gamma = 1.5$ (0.264 to 0.081) and rises at 2.5 (0.742 to 0.919). Real tokens are never
+# equidistant: the next cells perturb the simplex.
 #
-# **An almost simplex.** Real tokens are never exactly equidistant. The paper also treats
-# nearly-simplex tokens, where a middle phase can appear; we perturb the simplex our own way
-# instead: $y_i = \sqrt{\rho}\, u + \sqrt{1-\rho}\, z_i$, with $u$ shared and $z_i$ uniform on the
-# unit sphere of a `dim`-dimensional space orthogonal to $u$, so the inner products are $\rho$ give
-# or take $(1-\rho)/\sqrt{\text{dim}}$ (one standard deviation): 0.0625 at dim 64, 0.125 at dim 16.
-# (The exact simplex needs dim $\ge n$.) This one is simulated, on 128 rows against all $n$ keys.
+# <details><summary>The almost simplex, and how the transition is read</summary>
+#
+# The paper also treats nearly-simplex tokens, where a middle phase can appear; we perturb the
+# simplex our own way: $y_i = \sqrt{\rho}\, u + \sqrt{1-\rho}\, z_i$, with $u$ shared and $z_i$
+# uniform on the unit sphere of a `dim`-dimensional space orthogonal to $u$. The inner products
+# are then $\rho$ give or take $(1-\rho)/\sqrt{\text{dim}}$ (one standard deviation): 0.0625 at
+# dim 64, 0.125 at dim 16. (The exact simplex needs dim $\ge n$.) This one is simulated, on 128
+# rows against all $n$ keys.
+#
+# Then, for $\rho$ = 0, 0.25, 0.5, 0.75, bisection on a direct softmax at $n = 16384$ finds the
+# $\gamma$ at which the self-weight is 1/2; if $\gamma_c = 1/(1-\rho)$, $\gamma\,(1-\rho)$ is the
+# same for every $\rho$. At $\rho = 0.5$ it also measures the width of the transition: the range
+# of $\gamma$ over which the self-weight climbs from 0.1 to 0.9.
+#
+# </details>
 
 # %%
 # queries per n: the means are over 128 rows (8128 pairs for the cosine), not all n
@@ -479,13 +462,6 @@ for dim in DIMS:
     for n in NS:
         cells = (f"{almost[dim, n, g][0]:.3f} / {almost[dim, n, g][1]:.3f}" for g in SHOWN)
         print(f"n = {n:>5}: " + "   ".join(cells))
-
-# %% [markdown]
-# **Reading the transition off the simulations.** For $\rho$ = 0, 0.25, 0.5, 0.75 we find by
-# bisection, on a direct softmax at $n = 16384$, the $\gamma$ at which the self-weight is 1/2; if
-# $\gamma_c = 1/(1-\rho)$, $\gamma\,(1-\rho)$ is the same for every $\rho$. At $\rho = 0.5$ we also
-# measure the width of the transition: the range of $\gamma$ over which the self-weight climbs from
-# 0.1 to 0.9.
 
 # %%
 def gamma_where(self_weight_at, level, low, high, steps):
@@ -600,51 +576,64 @@ plt.show()
 # %% [markdown]
 # ### What the simulations show
 #
-# - **The exact simplex:** the self-weight is 1/2 at $\gamma = 1/(1-\rho)$ for every $\rho$, and the
-#   transition sharpens as $n$ grows. In $\beta$ it does not sharpen at all: it moves to ever larger
-#   $\beta$, by $\log n/(1-\rho)$, and dividing by $\log n$ is what squeezes it.
-# - **Almost simplex, dim 64:** still two phases and a sharpening transition, but 8.8% higher, at
-#   $\gamma = 1.088/(1-\rho)$. The noise gives each token neighbours above $\rho$, more and closer
-#   ones as $n$ grows, so keeping its own weight takes a larger $\gamma$.
-# - **Almost simplex, dim 16:** a middle phase. At $\gamma = 2$ the self-weight falls from 0.373 to
-#   0.070 as $n$ grows, yet the output cosine stays near 0.79: the weight goes to the nearest
-#   neighbours, which point almost the token's way, so outputs are local averages and stay apart.
-#   And no identity phase up to $\gamma = 4$: in 16 dimensions the nearest token closes in as $n$
-#   grows, faster than $\gamma \log n$ keeps up.
+# The exact simplex switches phase at $\gamma = 1/(1-\rho)$ for every $\rho$, more sharply as $n$
+# grows. In dim 64 it switches 8.8% higher; dim 16 has a middle phase and no identity up to
+# $\gamma = 4$ (sizes up to $n = 16384$, not the paper's $n \to \infty$).
 #
-# These are sizes up to $n = 16384$ and $\gamma \le 4$, not limits: the paper's theorems are about
-# $n \to \infty$.
+# <details><summary>What each result means</summary>
 #
-# <details><summary>How we check it: margins and controls</summary>
+# - **Exact simplex.** In $\beta$ the transition does not sharpen at all: it moves to ever larger
+#   $\beta$, by $\ln n/(1-\rho)$, and dividing by $\ln n$ is what squeezes it.
+# - **Dim 64:** the transition sits at $\gamma = 1.088/(1-\rho)$. The noise gives each token
+#   neighbours above $\rho$, more and closer ones as $n$ grows, so keeping its own weight takes a
+#   larger $\gamma$.
+# - **Dim 16:** at $\gamma = 2$ the self-weight falls from 0.373 to 0.070 as $n$ grows, yet the
+#   output cosine stays near 0.79: the weight goes to the nearest neighbours, which point almost
+#   the token's way, so outputs are local averages and stay apart. In 16 dimensions the nearest
+#   token closes in as $n$ grows, faster than $\gamma \ln n$ keeps up: no identity phase.
+#
+# </details>
+#
+# <details><summary>What the next cell asserts</summary>
+#
+# Exact simplex: $\gamma_c(1-\rho)$ is 1 within 1% (measured to four decimals); at half and 1.5
+# times $\gamma_c$ the two phases appear (controls); the width shrinks over 2x in $\gamma$ (2.333),
+# not in $\beta$ (1.000, control). Seed 0's almost simplex: dim 64 3-15% higher (8.8%); dim 16's
+# middle phase and falling self-weights, which the exact simplex lacks.
+#
+# </details>
+#
+# <details><summary>The numbers behind each assertion</summary>
 #
 # **The exact simplex** (a deterministic computation, no seed):
 # - The $\gamma$ at which the self-weight is 1/2 at $n = 16384$, read from the direct softmax, is
-#   $1/(1-\rho)$ to four decimals for every $\rho$ (1.0000, 1.3333, 2.0000, 4.0000). Asserted within
-#   1%, with its controls: at half that $\gamma$ the self-weight is 0.0078 and the output cosine
-#   0.9999 (collapse; asserted under 0.05 and over 0.95); at one and a half times it, 0.9922 and
-#   0.5039 (identity, the cosine back at $\rho$; asserted over 0.95 and under $\rho + 0.05$).
-# - The $\gamma$-range from self-weight 0.1 to 0.9 shrinks from 2.113 at $n = 64$ to 0.906 at $n =
-#   16384$, a factor 2.333, which is $\log 16384/\log 64$: the closed form puts the width at $2\log
-#   9/((1-\rho)\log n)$. Asserted: a factor above 2. Control: measured in $\beta$ instead of
+#   $1/(1-\rho)$ to four decimals for every $\rho$ (1.0000, 1.3333, 2.0000, 4.0000). Asserted
+#   within 1%, with its controls: at half that $\gamma$ the self-weight is 0.0078 and the output
+#   cosine 0.9999 (collapse; asserted under 0.05 and over 0.95); at one and a half times it,
+#   0.9922 and 0.5039 (identity, the cosine back at $\rho$; asserted over 0.95 and under
+#   $\rho + 0.05$).
+# - The $\gamma$-range from self-weight 0.1 to 0.9 shrinks from 2.113 at $n = 64$ to 0.906 at
+#   $n = 16384$, a factor 2.333, which is $\ln 16384/\ln 64$: the closed form puts the width at
+#   $2\ln 9/((1-\rho)\ln n)$. Asserted: a factor above 2. Control: measured in $\beta$ instead of
 #   $\gamma$, the width is 8.789 at every $n$ (ratio 1.000, asserted within 1% of 1).
 #
 # **The almost simplex** (seed 0; set `SEED` above to try others). Seed 0 draws 16384 tokens, and
 # each $n$ uses the first $n$. We compute 128 rows (all 64 at $n = 64$), the first queries, against
 # all $n$ keys; the tokens are independent, so these rows are a random sample. The self-weight is
-# their mean (also in the bisection above) and the output cosine the mean over their pairs (8128
-# from $n = 256$ on).
+# their mean (also in the bisection) and the output cosine the mean over their pairs (8128 from
+# $n = 256$ on).
 # - **dim 64** (inner products $0.5 \pm 0.0625$): $\gamma\,(1-\rho) = 1.088$ where the self-weight
 #   is 1/2, for every $\rho$; width 2.276 at $n = 64$ and 1.087 at $n = 16384$, a factor 2.09.
-#   Asserted at $\rho = 0.5$: between 3% and 15% above the simplex (control: the exact simplex, 0%),
-#   and a width factor above 1.5.
+#   Asserted at $\rho = 0.5$: between 3% and 15% above the simplex (control: the exact simplex,
+#   0%), and a width factor above 1.5.
 # - **dim 16** (inner products $0.5 \pm 0.125$), the middle phase: at $\gamma = 2$ the self-weight
-#   falls from 0.373 at $n = 64$ to 0.070 at $n = 16384$ while the output cosine goes from 0.788 to
-#   0.790. Asserted: at $n = 16384$ some $\gamma$ of the grid has a self-weight under 0.1 with an
-#   output cosine under 0.85 (lowest 0.772); the controls, the exact simplex and dim 64, have no
+#   falls from 0.373 at $n = 64$ to 0.070 at $n = 16384$ while the output cosine goes from 0.788
+#   to 0.790. Asserted: at $n = 16384$ some $\gamma$ of the grid has a self-weight under 0.1 with
+#   an output cosine under 0.85 (lowest 0.772); the controls, the exact simplex and dim 64, have no
 #   such $\gamma$ (their lowest cosines there are 0.993 and 0.961, asserted above 0.9).
-# - **dim 16**, no identity phase: at every $\gamma$ of the grid (29 of 29, up to 4) the self-weight
-#   is lower at $n = 16384$ than at $n = 64$ (asserted). Control: the exact simplex, where it is
-#   higher for every $\gamma$ above 2 (asserted: it falls only up to 2).
+# - **dim 16**, no identity phase: at every $\gamma$ of the grid (29 of 29, up to 4) the
+#   self-weight is lower at $n = 16384$ than at $n = 64$ (asserted). Control: the exact simplex,
+#   where it is higher for every $\gamma$ above 2 (asserted: it falls only up to 2).
 #
 # </details>
 
@@ -700,25 +689,32 @@ assert max(falls["exact"]) <= 1 / (1 - RHO)
 # %% [markdown]
 # ### Back to Su's $\log_L n$
 #
-# Hold a simplex row's self-weight at some $w$ while $n$ grows. Solving the closed form for $\beta$:
+# Holding a simplex row's self-weight takes exactly a multiplier $1 + c \ln s$ on $\beta(L)$ (with
+# $n - 1$ for $n$), $c$ set by the row. Su's $\log_L n$, with $c = 1/\ln L$, is right for the row at
+# the critical point at $L$.
 #
-# $$\beta(n) = \frac{\log(n-1) + \log\frac{w}{1-w}}{1-\rho}.$$
+# <details><summary>The algebra</summary>
 #
-# $\beta$ has to grow by about $\log 2/(1-\rho)$ each time $n$ doubles, as the derivation at the top
+# Solving the closed form for the $\beta$ that holds the self-weight at $w$:
+#
+# $$\beta(n) = \frac{\ln(n-1) + \ln\frac{w}{1-w}}{1-\rho}.$$
+#
+# $\beta$ grows by about $\ln 2/(1-\rho)$ each time $n$ doubles, as the derivation at the top
 # argued, but now exactly. As a multiplier on the $\beta$ that gave $w$ at a length $L$,
 #
-# $$\frac{\beta(n)}{\beta(L)} = 1 + c\,\log\frac{n-1}{L-1}, \qquad c = \frac{1}{\beta(L)\,(1-\rho)},$$
+# $$\frac{\beta(n)}{\beta(L)} = 1 + c\,\ln\frac{n-1}{L-1},
+# \qquad c = \frac{1}{\beta(L)\,(1-\rho)},$$
 #
-# the $1 + c \ln s$ family of lessons 7-12 (with $n - 1$ for $n$). Su's $\log_L n = 1 + \ln(n/L)/\ln
-# L$ is the member with $c = 1/\log L$, that is $\beta(L)(1-\rho) = \log L$: the row that sits at
-# the critical point, $\gamma = 1/(1-\rho)$, at $L$. The cell checks this at $L = 64$, and applies
-# three rules (no scaling, Su's, the exact hold) to rows set elsewhere.
+# the $1 + c \ln s$ family with $n - 1$ for $n$. Su's $\log_L n = 1 + \ln(n/L)/\ln L$ has
+# $c = 1/\ln L$, that is $\beta(L)(1-\rho) = \ln L$: the row at $\gamma = 1/(1-\rho)$ at $L$.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# </details>
 #
-# Asserted: Su's $\log_L n$ is within 1% of the ratio that holds the critical row's self-weight, at
-# every $n$ up to 16384 (measured: within 0.3%, 2.3333 against 2.3371 at $n = 16384$). Control: a
-# row set at self-weight 0.9 needs a ratio more than 10% below Su's (measured 1.8771, 20% below).
+# <details><summary>What the next cell asserts</summary>
+#
+# Su's $\log_L n$ is within 1% of the ratio that holds the critical row's self-weight at every $n$
+# up to 16384 (measured within 0.3%: 2.3333 against 2.3371). Control: a row set at self-weight 0.9
+# needs a ratio more than 10% below Su's (measured 1.8771, 20% below).
 #
 # </details>
 
@@ -789,20 +785,17 @@ assert ratio_held[0.9] < 0.9 * math.log(max(NS)) / math.log(n_set), ratio_held
 torch.set_num_threads(threads_before)
 
 # %% [markdown]
-# **What the table says.** Su's $\log_L n$ holds the critical row almost exactly: by $n = 16384$ it
-# multiplies $\beta$ by 2.3333, where 2.3371 is needed. Rows set elsewhere it does not hold: it
-# keeps each in the phase it started in and pushes it deeper (a row set at 0.9 goes to 0.9939, one
-# set at 0.1 to 0.0057), while a fixed $\beta$ collapses them all. So in this model $\log n$ is the
-# right *growth*, a fixed step of $\beta$ per doubling of $n$; how much of it a row needs depends on
-# where it started.
+# Su's rule holds the critical row (a ratio of 2.3333 at $n = 16384$, where 2.3371 is needed) and
+# pushes others deeper into their phase (0.9 to 0.9939, 0.1 to 0.0057). $\ln n$ is the right
+# *growth*; how much a row needs depends on where it started.
 #
 # <details><summary>Reading the table, row by row</summary>
 #
 # - The critical row has self-weight 0.5039 at $n = 64$. The $\beta$ that holds it grows 2.3371
 #   times by $n = 16384$, Su's $\log_L n$ 2.3333 times: within 0.3% at every $n$.
 # - Holding the row's *entropy* instead takes more, 2.6267 times: the entropy contains $(1 -
-#   w)\log(n-1)$, which grows with $n$ unless $w$ rises, so $\beta$ has to outgrow $\log n$ by about
-#   $\log\log n$.
+#   w)\ln(n-1)$, which grows with $n$ unless $w$ rises, so $\beta$ has to outgrow $\ln n$ by about
+#   $\ln\ln n$.
 # - With $\beta$ fixed every row collapses: at $n = 16384$ the rows set at 0.1, 0.5 and 0.9 keep
 #   0.0004, 0.0038 and 0.0335.
 # - With $\log_L n$ the row set at 0.5 (about the critical row) keeps 0.4908, the row set at 0.9
@@ -813,139 +806,145 @@ torch.set_num_threads(threads_before)
 #
 # </details>
 #
-# **Where a trained model is not a simplex.** A simplex row's rivals are $n - 1$ keys scoring
-# exactly $\beta(1-\rho)$ below the token's own; to stay a fixed gap ahead of them,
-# $e^{\beta(1-\rho)}$ must keep pace with $n - 1$, hence $\log n$. A trained row holds a spread of
-# scores, and the growth $\beta$ needs depends on that spread. For Gaussian scores (the aside in the
-# derivation) it is $\beta \propto \sqrt{\log n}$, since the best of $n$ draws itself rises like
-# $\sigma\sqrt{2\log n}$ (for large $n$; not simulated here). For keys spread over a sphere, like
-# our dim-16 tokens, the nearest rival closes in as $n$ grows: for one query and $n$ keys uniform on
-# the sphere in dim dimensions, the scale at which attention starts to pick out the nearest key
-# grows like $n^{2/(\text{dim}-1)}$, not $\log n$ (a 2026 preprint, "Scaling Limits of Long-Context
-# Transformers", arXiv:2605.08505); our dim-16 self-weights, falling with $n$ at every $\gamma$ we
-# tried, point the same way.
+# <details><summary>Where a trained model is not a simplex</summary>
+#
+# A simplex row's rivals are $n - 1$ keys scoring exactly $\beta(1-\rho)$ below the token's own; to
+# stay a fixed gap ahead of them, $e^{\beta(1-\rho)}$ must keep pace with $n - 1$, hence $\ln n$. A
+# trained row holds a spread of scores, and the growth $\beta$ needs depends on that spread. For
+# Gaussian scores (the aside in the derivation) it is $\beta \propto \sqrt{\ln n}$, since the best
+# of $n$ draws itself rises like $\sigma\sqrt{2\ln n}$ (for large $n$; not simulated here). For keys
+# spread over a sphere, like our dim-16 tokens, the nearest rival closes in as $n$ grows: for one
+# query and $n$ keys uniform on the sphere in dim dimensions, the scale at which attention starts to
+# pick out the nearest key grows like $n^{2/(\text{dim}-1)}$, not $\ln n$ (a 2026 preprint,
+# "Scaling Limits of Long-Context Transformers", arXiv:2605.08505); our dim-16 self-weights,
+# falling with $n$ at every $\gamma$ we tried, point the same way.
 #
 # Nor is a trained model's entropy a simplex row's: under $\log_L n$ the critical row's rises by
-# 1.41 nats from $n = 64$ to 1024 (the half of its weight it does not keep spreads evenly over $n -
-# 1$ rivals), our trained model's by only 0.70-0.75 over the same factor of 16. The simplex explains
-# why the *scaling* is $\log n$, not what a trained model's attention looks like.
+# 1.41 nats from $n = 64$ to 1024 (the half of its weight it does not keep spreads evenly over
+# $n - 1$ rivals), our trained model's by only 0.70-0.75 over the same factor of 16. The simplex
+# explains why the *scaling* is $\ln n$, not what a trained model's attention looks like.
+#
+# </details>
 
 # %% [markdown]
-# ## Our numbers next to the source's
+# ## Our numbers next to the sources'
 #
-# | | Su | here (CPU profile, 2 seeds) |
-# |---|---|---|
-# | MLM accuracy at $L, 2L, 4L, 8L, 16L$ | standard 43.3 / 36.5 / 23.0 / 15.1 / 11.5, entropy-invariant 43.1 / 41.2 / 34.0 / 20.2 / 13.6 (RoFormer-small, $L = 64$; 2021 post, kexue.fm/archives/8823) | gain over standard, per seed: 0 at $L$ (the factor is 1), $-0.15$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$ at $16L$ points |
-# | entropy growth with length | held by $\log_L n$ (argued, 2021 post) | standard rises by 1.8-2.2 nats from $L$ to $16L$, entropy-invariant by 0.70-0.75 |
-# | relu² + temperature | impossible (homogeneity; 2022 post) | exactly unchanged (to float precision) |
-# | causal models | not tested in either post | factor at evaluation: 0.04 nats worse at $L$; at $8L$ $-0.002$ to $+0.05$ nats, no help; training with it: not measured here |
-# | critical scaling $\beta = \gamma \log n$, simplex of tokens | Chen et al. (ICLR 2026, arXiv:2510.05554), not Su: proved, $\gamma_c = 1/(1-\rho)$ | simulated: $1/(1-\rho)$ to four decimals at $n = 16384$ for four $\rho$; almost simplex 8.8% higher (dim 64), no identity phase up to $\gamma = 4$ (dim 16) |
+# <details><summary>The comparison, row by row</summary>
+#
+# - **MLM accuracy at $L$ to $16L$.** Su (RoFormer-small, $L = 64$; 2021 post,
+#   kexue.fm/archives/8823): standard 43.3 / 36.5 / 23.0 / 15.1 / 11.5, entropy-invariant
+#   43.1 / 41.2 / 34.0 / 20.2 / 13.6. Here, the gain over standard per seed: 0 at $L$ (the factor
+#   is 1), $-0.15$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$
+#   at $16L$ points.
+# - **Entropy growth with length.** Su: held by $\log_L n$ (argued, 2021 post). Here: the standard
+#   model's rises by 1.8-2.2 nats from $L$ to $16L$, the entropy-invariant one's by 0.70-0.75.
+# - **relu² and a multiplier.** Su: impossible (homogeneity; 2022 post). Here: exactly unchanged
+#   (to float precision).
+# - **Causal models.** Not tested in either post. Here, the factor at evaluation: 0.04 nats worse
+#   at $L$; at $8L$ $-0.002$ to $+0.05$ nats, no help. Training with it: not measured here.
+# - **Critical scaling $\beta = \gamma \ln n$, simplex of tokens** (Chen et al., ICLR 2026,
+#   arXiv:2510.05554, not Su): proved, $\gamma_c = 1/(1-\rho)$. Simulated here: $1/(1-\rho)$ to
+#   four decimals at $n = 16384$ for four $\rho$; almost simplex 8.8% higher (dim 64), no identity
+#   phase up to $\gamma = 4$ (dim 16).
+#
+# </details>
 
 # %% [markdown]
 # ## Takeaways
 #
-# - Past the training length attention spreads out (its entropy grows like $\log n$); multiplying
-#   the logits by $\log_L n$ holds it much better: from $L$ to $16L$ the entropy rose by 1.8-2.2
-#   nats without the factor, 0.70-0.75 with it.
-# - In our tiny masked LM the factor bought far less accuracy than in Su's test: nothing measurable
-#   at $2L$, +1.2 to +1.9 points at $4L$-$8L$ (Su: +4.6 at $2L$, +11 at $4L$); applied at evaluation
-#   to a causal model, it did not help (0.04 nats worse at $L$).
-# - relu² cannot take a temperature at all (homogeneity: its weights stay exactly the same), softmax
-#   can; in Chen et al.'s simplex model the right scale is exactly $\gamma \log n$, and Su's $\log_L
-#   n$ holds the critical row's self-weight to within 0.3%.
+# - Past the training length attention spreads out; $\log_L n$ on the logits holds its entropy far
+#   better: from $L$ to $16L$ it rose by 1.8-2.2 nats without the factor, 0.70-0.75 with it.
+# - It bought far less accuracy than in Su's test: nothing measurable at $2L$, +1.2 to +1.9 points
+#   at $4L$-$8L$ (Su: +4.6 at $2L$, +11 at $4L$); on a causal model it did not help.
+# - relu² attention cannot take a multiplier $\lambda$ (homogeneity: its weights stay exactly the
+#   same); softmax can, and every length rule on the logits relies on that.
 #
 # ## Check your understanding
 #
-# 1. Where in the derivation did we assume that the scores are "dominated by the largest
-#    ones"? What happens to the argument for a row that is almost uniform?
+# 1. Where does the derivation need a row dominated by its largest scores? What of a uniform row?
 #
 #    <details><summary>Answer</summary>
 #
 #    In the step "the last two terms behave like $-\lambda \Delta$": for a row dominated by its
 #    largest scores, sharpening moves weight onto them and lowers the entropy in proportion to
 #    $\lambda$. For an almost uniform row (all $S_j$ close to their mean $\bar S$),
-#    $\log \mathbb{E}[e^{\lambda S}] \approx \lambda \bar S$ and $\mathbb{E}_a[S] \approx \bar S$,
-#    so the two terms nearly cancel for any moderate $\lambda$ and $H \approx \log n$: there is
+#    $\ln \mathbb{E}[e^{\lambda S}] \approx \lambda \bar S$ and $\mathbb{E}_a[S] \approx \bar S$,
+#    so the two terms nearly cancel for any moderate $\lambda$ and $H \approx \ln n$: there is
 #    nothing to sharpen, and holding the entropy would take a huge $\lambda$ (for Gaussian scores of
-#    small $\sigma$, the aside's $-\lambda^2\sigma^2/2$ asks for $\lambda$ of order
-#    $\sqrt{\log n}/\sigma$). The $\log n$ rule is for peaked rows.
+#    small $\sigma$, $-\lambda^2\sigma^2/2$ asks for $\lambda$ of order $\sqrt{\ln n}/\sigma$). The
+#    $\ln n$ rule is for peaked rows.
 #
 #    </details>
 #
-# 2. Why is training with `logn_base=L` at the single training length $L$ the same as
-#    training without it? What would you have to change for the factor to matter in training?
+# 2. Why does training with `logn_base=L` at one length $L$ change nothing? What would change it?
 #
 #    <details><summary>Answer</summary>
 #
-#    The factor is $\log n_i / \log L$, with $n_i$ the number of keys row $i$ sees. In a
+#    The factor is $\ln n_i / \ln L$, with $n_i$ the number of keys row $i$ sees. In a
 #    bidirectional model trained at the single length $L$, every row sees $n_i = L$, so the factor
-#    is exactly $\log L / \log L = 1$ in every training step: the same computation as without it.
-#    For it to matter in training, $n_i$ must vary: train on several lengths (mixed-length batches,
-#    as in lesson 4), or use a causal model, where $n_i = i + 1$ varies within every sequence
-#    (lesson 8 trains such a model).
+#    is exactly 1 in every training step: the same computation as without it. For it to matter in
+#    training, $n_i$ must vary: train on several lengths (mixed-length batches, as in lesson 4), or
+#    use a causal model, where $n_i = i + 1$ varies within every sequence (lesson 8 trains such a
+#    model).
 #
 #    </details>
 #
-# 3. The factor is $< 1$ for $n < L$. What does it do to the first positions of a causal
-#    model, and could that hurt?
+# 3. What does the factor do to the first positions of a causal model?
 #
 #    <details><summary>Answer</summary>
 #
 #    In a causal model row $i$ sees $n_i = i + 1$ keys, so for $i + 1 < L$ the factor is below 1 (0
-#    for the first row, $\log 8/\log 64 = 0.5$ at $i + 1 = 8$): it flattens rows the model learned
-#    to be sharp. It does hurt a model trained without it: at $L$ the causal loss rose by 0.04 nats
-#    on both seeds (1.541 to 1.582 and 1.545 to 1.585). Only a model trained with the factor could
+#    for the first row, $\ln 8/\ln 64 = 0.5$ at $i + 1 = 8$): it flattens rows the model learned to
+#    be sharp. It does hurt a model trained without it: at $L$ the causal loss rose by 0.04 nats on
+#    both seeds (1.541 to 1.582 and 1.545 to 1.585). Only a model trained with the factor could
 #    adapt to it.
 #
 #    </details>
 #
-# 4. Entropy rose far less with the factor, yet accuracy at $16L$ still collapsed. Give
-#    a reason that has nothing to do with entropy.
+# 4. With the factor, why does accuracy still collapse at $16L$? Give a reason beyond entropy.
 #
 #    <details><summary>Answer</summary>
 #
 #    RoPE. Past $L$ the distances between queries and keys exceed any seen in training, so RoPE
-#    turns the query and key by angles the model never met: the scores themselves are wrong. Holding
-#    the entropy then only concentrates weight on the wrong keys, and no temperature fixes wrong
-#    scores. (The rest of the model also sees inputs outside its training range.) Accuracy at $16L$
-#    fell to 19-22% against 60-62% at $L$, with or without the factor.
+#    turns the query and key by angles the model never met: the scores themselves are wrong.
+#    Holding the entropy then only concentrates weight on the wrong keys, and no multiplier fixes
+#    wrong scores. (The rest of the model also sees inputs outside its training range.) Accuracy at
+#    $16L$ fell to 19-22% against 60-62% at $L$, with or without the factor.
 #
 #    </details>
 #
-# 5. Show that $f(x) = e^{x}$ is not positively homogeneous, and compute how a temperature
-#    changes the ratio $f(\lambda a)/f(\lambda b)$ for two scores $a > b$.
+# 5. Why can $\lambda$ sharpen softmax? How does it change $e^{\lambda a}/e^{\lambda b}$ for
+#    $a > b$?
 #
 #    <details><summary>Answer</summary>
 #
-#    If $e^x$ were positively homogeneous of some degree $p$, then $e^{\lambda x} = \lambda^p e^x$
+#    Because $e^x$ is not positively homogeneous, so $\lambda$ does not cancel. If $e^x$ were
+#    positively homogeneous of some degree $p$, then $e^{\lambda x} = \lambda^p e^x$
 #    for all $\lambda > 0$. At $x = 0$ that says $1 = \lambda^p$, so $p = 0$; but then
 #    $e^{\lambda x} = e^x$ for every $\lambda$, false for $x \neq 0$. So no $p$ works. The ratio is
-#    $e^{\lambda a}/e^{\lambda b} = e^{\lambda(a-b)} = (e^{a-b})^{\lambda}$: the ratio at
-#    $\lambda = 1$ raised to the power $\lambda$. For $a > b$ it grows without bound as $\lambda$
-#    grows and tends to 1 (uniform) as $\lambda \to 0$; with $a - b = 1$ it is $e \approx 2.72$ at
-#    $\lambda = 1$ and $e^2 \approx 7.39$ at $\lambda = 2$.
+#    $e^{\lambda(a-b)} = (e^{a-b})^{\lambda}$: the ratio at $\lambda = 1$ raised to the power
+#    $\lambda$. For $a > b$ it grows without bound as $\lambda$ grows and tends to 1 (uniform) as
+#    $\lambda \to 0$; with $a - b = 1$ it is $e \approx 2.72$ at $\lambda = 1$ and
+#    $e^2 \approx 7.39$ at $\lambda = 2$.
 #
 #    </details>
 #
-# 6. In the simplex model, holding a row's self-weight takes a $\beta$ that grows by about
-#    $\log 2/(1-\rho)$ each time $n$ doubles, whatever the row. Su's rule multiplies $\beta$ by
-#    $\log_L n$ instead. For which row do the two agree? What does Su's rule do to a row that has
-#    self-weight 0.9 at $L$, and what would the same mean for a head that is sharp at its training
-#    length?
+# 6. (Optional part.) Which simplex row does Su's $\log_L n$ hold? What of a row at 0.9?
 #
 #    <details><summary>Answer</summary>
 #
-#    Su's rule adds $\beta(L) \log 2/\log L$ per doubling; the simplex needs $\log 2/(1-\rho)$. They
-#    agree when $\beta(L)(1-\rho) = \log L$: the row that sits at the critical point,
-#    $\gamma = 1/(1-\rho)$, at $L$ (self-weight about 1/2: 0.5039 at $n = 64$), which Su's rule
-#    holds to within 0.3% (a ratio of 2.3333 against the 2.3371 needed at $n = 16384$). A row at 0.9
-#    has a larger $\beta(L)$, so Su's rule gives it more $\beta$ per doubling than it needs and
-#    pushes it deeper into the identity phase: 0.9939 at $n = 16384$ (holding it would take
-#    $c = 0.158$, not 0.240). For a head that is sharp at its training length, that means Su's rule
-#    would make it sharper still at long lengths, more than it needs.
+#    Holding a row's self-weight takes a $\beta$ that grows by about $\ln 2/(1-\rho)$ each time $n$
+#    doubles, whatever the row; Su's rule adds $\beta(L) \ln 2/\ln L$ per doubling. They agree when
+#    $\beta(L)(1-\rho) = \ln L$: the row that sits at the critical point, $\gamma = 1/(1-\rho)$, at
+#    $L$ (self-weight about 1/2: 0.5039 at $n = 64$), which Su's rule holds to within 0.3% (a ratio
+#    of 2.3333 against the 2.3371 needed at $n = 16384$). A row at 0.9 has a larger $\beta(L)$, so
+#    Su's rule gives it more $\beta$ per doubling than it needs and pushes it deeper into the
+#    identity phase: 0.9939 at $n = 16384$ (holding it would take $c = 0.158$, not 0.240). For a
+#    head that is sharp at its training length, Su's rule would make it sharper still at long
+#    lengths, more than it needs.
 #
 #    </details>
 #
-# **Exercise:** `exercises/05_entropy_invariance.ipynb` — implement the log n factor and
-# entropy-invariant attention, and check them against `minilm`; Task 3 derives and codes the
-# self-weight of the simplex model, checked against a direct softmax over an explicit simplex.
+# **Exercise:** `exercises/05_entropy_invariance.ipynb` — implement the $\log_L n$ factor and
+# entropy-invariant attention, checked against `minilm`; Task 3 (optional part) codes the simplex
+# self-weight.

@@ -1,25 +1,24 @@
 # %% [markdown]
 # # Lesson 6 — A Transformer with no position encoding
 #
-# **Model and length.** Causal Transformers (d64, 4 layers, 4 heads), NoPE or RoPE, trained on text
-# at $L = 32$ for 2400 steps, two seeds each; lessons 7, 8, 11 and 12 reuse them.
+# **Model and length.** Causal Transformers (d64, 4 layers, 4 heads), with RoPE or with no position
+# encoding (NoPE), trained on text at $L = 32$ for 2400 steps; seeds 0 and 1. Lessons 7, 8, 11 and
+# 12 reuse them.
 #
-# **What you will learn**
-# - that a *causal* Transformer with no position encoding (NoPE) still knows where it is, through
-#   its causal mask, and why a bidirectional one cannot;
-# - how NoPE and RoPE behave past the training length, and how to read an "extension ratio" off a
-#   loss curve;
-# - what *attention distraction* is (entropy growing with length) and that NoPE's failure goes with
-#   it.
+# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores (it trains its four
+# models; seconds once they are cached).
 #
-# **The source** (Wang et al., "Length Generalization of Causal Transformers without Position
-# Encoding", ACL 2024). A causal NoPE language model extends a little past its training length
-# (about +20%, from 2K to 2.4K tokens; RoPE about +10%), then fails as its attention spreads out.
-# Lesson 7 fixes it with a temperature.
+# **Which failure, which fix.** Past $L$, RoPE meets rotation angles it never trained and breaks
+# at once; NoPE degrades gently as its attention spreads over more keys (*distraction*). This lesson
+# measures both failures; lesson 7 fixes them.
 #
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
+
+# %% [markdown]
+# **The source.** Wang et al., "Length Generalization of Causal Transformers without Position
+# Encoding" (ACL 2024): causal NoPE extends about 20% past its training length (RoPE about 10%),
+# then fails as its attention spreads out.
 
 # %%
 import math
@@ -45,11 +44,9 @@ print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers
 # %% [markdown]
 # ## Two models: RoPE and NoPE
 #
-# The same causal Transformer with RoPE and with nothing added for position. NoPE has to work out
-# positions itself and learns more slowly, so both train longer than lesson 1's models, with four
-# layers (try NoPE with fewer steps or layers to see why).
-#
-# **Time:** about 4 minutes on 2 CPU cores with an empty cache, seconds from the cache.
+# The same causal Transformer, once with RoPE and once with nothing added for position. NoPE must
+# work out positions itself and learns more slowly, so both train longer than lesson 1's models,
+# with four layers.
 
 # %%
 def transformer(pos, causal=True):
@@ -64,19 +61,31 @@ print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} para
 # %% [markdown]
 # ## NoPE knows the position: a linear probe
 #
-# Can a linear function of a NoPE model's hidden state tell where a token is? We fit a least-squares
-# line from each layer's hidden state to the position (0 to $L-1$) on 48 sequences and score it
-# ($R^2$) on 16 others.
+# Under a causal mask, query $i$ averages over $n_i = i + 1$ keys, and an average of more values
+# has a smaller spread, even untrained. So the mask alone writes position into the hidden state
+# (Haviv et al. 2022; Chi et al. 2023). A **bidirectional** model averages every position over the
+# same keys: only the text can reveal where a token is.
+
+# %% [markdown]
+# ![Under the causal mask, uniform attention gives each of query i's i + 1 keys the weight
+# 1/(i + 1): a count NoPE can read, and past L a count it never saw](figures/causal_counting.svg)
 #
-# **Why it can work** (found by Haviv et al. 2022, "Transformer Language Models without Positional
-# Encodings Still Learn Positional Information", and traced to the attention output's spread by Chi
-# et al. 2023, "Latent Positional Information is in the Self-Attention Variance of Transformer
-# Language Models Without Positional Embeddings"). With a causal mask the query at position $i$
-# averages over $i+1$ values, and an average of more terms has a smaller spread even without
-# learning, so the *size and shape* of the attention output change with $i$: the mask itself writes
-# position into the hidden state. A **bidirectional** model averages every position over the same
-# keys; without a position encoding it is permutation-equivariant (shuffle the input, the outputs
-# shuffle alike; tested in `tests/`), so only the text can reveal a position.
+# **The idea.** Uniform attention under the mask gives each of query $i$'s keys the weight
+# $1/(i + 1)$: a count of the position, from the mask alone; past $L$ it takes values never trained.
+#
+# <details><summary>The sources, and the bidirectional model's symmetry</summary>
+#
+# Haviv et al. 2022, "Transformer Language Models without Positional Encodings Still Learn
+# Positional Information", found the effect; Chi et al. 2023, "Latent Positional Information is in
+# the Self-Attention Variance of Transformer Language Models Without Positional Embeddings", traced
+# it to the spread of the attention output. A bidirectional model without a position encoding is
+# permutation-equivariant: shuffle the input and its outputs shuffle alike (tested in `tests/`).
+#
+# </details>
+
+# %% [markdown]
+# **The test.** We fit a least-squares line from each layer's hidden state to the position (0 to
+# $L-1$) on 48 sequences and score it ($R^2$) on 16 others.
 
 # %%
 def hidden_states(model, idx):
@@ -112,19 +121,18 @@ for name, r2 in probes.items():
     print(f"{name:<30} probe R^2 after each layer: " + "  ".join(f"{v:5.2f}" for v in r2))
 
 # %% [markdown]
-# The trained NoPE models carry position: a linear read-out recovers a good part of it in their
-# middle layers ($R^2$ about 0.4-0.5), not all. The untrained causal model already gives 0.27: **the
-# causal mask alone writes position into the hidden state.** The untrained bidirectional one gives
-# nothing. The trained **RoPE** model stores almost no absolute position: it does not need to, since
-# RoPE hands every attention score the *relative* position.
+# The trained NoPE models carry position: a linear read-out recovers part of it in their middle
+# layers ($R^2$ 0.39-0.48 at the best layer), not all. The untrained causal model already gives
+# 0.27: **the causal mask alone writes position.** The untrained bidirectional one gives nothing.
+# Trained RoPE stores almost no absolute position (at most 0.01): RoPE hands every score the
+# *relative* position, so it need not.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the assert checks</summary>
 #
-# Asserted on the best layer of each model: trained NoPE above 0.25 on every seed (measured 0.39 and
-# 0.48; the seeds differ by 0.09), trained RoPE below 0.2 (measured at most 0.01), untrained causal
-# NoPE above 0.15 (0.27, after its first layer), untrained bidirectional NoPE below 0.05 (at most
-# $-0.06$). The models are each other's controls: RoPE and the bidirectional model fail the NoPE
-# bounds, NoPE fails the RoPE bound.
+# At the best layer: trained NoPE above 0.25 on every seed (measured 0.39, 0.48), trained RoPE below
+# 0.2 (at most 0.01), untrained causal NoPE above 0.15 (0.27), untrained bidirectional below 0.05
+# (at most $-0.06$). Each model is another's control: RoPE and the bidirectional model fail NoPE's
+# bounds.
 #
 # </details>
 
@@ -171,24 +179,17 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# RoPE is better in range and breaks almost at once past $L$: unseen positions mean unseen
-# rotations. NoPE is about 0.2 nats worse in range; past $L$ its loss rises at once too, but
-# *gently*: just past $L$ by about 0.3 nats where RoPE's rises by 1.5. The extension ratio cannot
-# tell them apart: it is 1.0 for all four models, the measure's floor.
+# RoPE is better in range and breaks almost at once past $L$: unseen positions mean unseen rotation
+# angles. NoPE is about 0.2 nats worse in range, but past $L$ its loss rises *gently*: over
+# $L..2L$ by about 0.3 nats, where RoPE's rises by 1.5. The extension ratio cannot tell them apart:
+# it is 1.0 for all four models, the measure's floor, because the first bucket past $L$ already
+# crosses the 0.1-nat margin.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the assert checks</summary>
 #
-# All four extension ratios are 1.0 because, for NoPE as for RoPE, the first bucket of $L/8$ past
-# $L$ is already over the 0.1-nat margin; printed, not asserted. Lesson 12 measures them again on
-# 256 sequences, with bootstrap intervals. Instead we assert coarser versions on every seed, each
-# failed by the control of swapping the two models:
-# - in range, RoPE's loss is lower by more than 0.1 nats (measured 0.18 and 0.22: the first buckets
-#   above);
-# - from $L$ to $2L$, RoPE's loss rises above its in-range level (positions $L/2..L$) by over 0.5
-#   nats more than NoPE's does (measured +1.62 and +1.48 for RoPE, +0.28 and +0.35 for NoPE: printed
-#   below);
-# - at $2L$-$8L$, NoPE's loss is lower. We measured 1.4 and 0.8 nats lower (seeds 0 and 1, from the
-#   buckets above); that gap differs between the seeds by 0.6, so we assert only its sign.
+# On every seed: in range RoPE's loss is lower by over 0.1 nats (0.18, 0.22); over $L..2L$ it rises
+# over 0.5 nats more than NoPE's (printed below); at $2L$-$8L$ NoPE's is lower (by 1.4 and 0.8 nats;
+# the seeds differ by 0.6, so only the sign is asserted). Control: swap the two models.
 #
 # </details>
 
@@ -206,8 +207,8 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Attention distraction
 #
-# Wang et al. tie NoPE's failure to attention spreading out past the training length. We measure the
-# entropy of every head at every position of the long sequences.
+# Wang et al. tie NoPE's failure to attention spreading out past the training length. We measure
+# the entropy of every head at every position of the long sequences.
 
 # %%
 entropy = {}
@@ -242,18 +243,17 @@ plt.show()
 
 # %% [markdown]
 # A rising entropy alone proves little: uniform attention over the $i+1$ visible keys has entropy
-# $\log(i+1)$, which rises by 2.06 nats from positions $L/2..L$ to $4L..8L$. A head whose entropy
-# rises faster is closing in on the uniform line, losing its focus; so we compare each layer's rise
-# with that. The loss grows with position too, so we print its correlation with both the entropy and
-# $\log(\text{position})$: the first is only evidence if it beats the second.
+# $\ln(i+1)$, which rises by 2.06 nats from positions $L/2..L$ to $4L..8L$. A head whose entropy
+# rises faster is losing its focus, so we compare each layer's rise with that. The loss grows with
+# position too, so we print its correlation with the entropy and with $\ln(\text{position})$: the
+# first is evidence only if it beats the second.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the assert checks</summary>
 #
-# Asserted on every seed: the mean over layers of NoPE's entropy rise beats uniform attention's by
-# more than 0.15 nats (measured 2.40 and 2.47 against 2.06; per layer 1.88, 1.22, 3.18, 3.31 on seed
-# 0 and 1.92, 1.98, 2.59, 3.38 on seed 1). Uniform attention, the control, fails that by
-# construction, and a head with a fixed window, whose entropy stays flat, fails it by 2.2 nats.
-# Neither correlation is asserted.
+# On every seed, NoPE's entropy rise, averaged over layers, beats uniform attention's by more than
+# 0.15 nats (measured 2.40 and 2.47 against 2.06). Controls: uniform attention fails it by
+# construction; a fixed-window head, whose entropy stays flat, fails it by 2.2 nats. The
+# correlations are printed, not asserted.
 #
 # </details>
 
@@ -277,51 +277,50 @@ for seed in P.seeds:
     assert sum(rise) / len(rise) > uniform_rise + 0.15, (rise, uniform_rise)
 
 # %% [markdown]
-# On average over layers, NoPE's entropy far past $L$ rises faster than uniform attention's: the
-# lower layers more slowly, the upper ones much faster (2.6-3.4 nats against 2.06). Heads that were
-# sharp in range spread their weight far past it: the paper's *attention distraction*, in a
-# 0.2-million-parameter model. Whether it *causes* the rising loss the correlations cannot say: the
-# loss follows log(position) as closely as the entropy (0.95 and 0.96 for both). Lesson 7 lowers the
-# entropy with a temperature and checks whether the loss follows.
+# Far past $L$, NoPE's entropy rises faster than uniform attention's: the lower layers more slowly,
+# the upper ones much faster (2.6-3.4 nats against 2.06). Heads that were sharp in range spread
+# their weight: the paper's *attention distraction*, in a 0.2-million-parameter model. Whether it
+# *causes* the rising loss the correlations cannot say: the loss follows $\ln(\text{position})$ as
+# closely as the entropy (0.95 and 0.96 for both). Lesson 7 sharpens attention and checks whether
+# the loss follows.
 #
-# ## Our numbers next to the paper's
+# <details><summary>Our numbers next to the paper's</summary>
 #
-# | | Wang et al. (2024) | here (CPU profile, 2 seeds) |
+# | | Wang et al. (2024) | here (2 seeds) |
 # |---|---|---|
-# | NoPE in range | close to RoPE | about 0.2 nats worse |
-# | extension before the loss rises | NoPE about +20% (2K to 2.4K), RoPE about +10% | 1.0 for all four, the measure's floor (printed, not asserted) |
-# | far past training | both fail; NoPE more gently | at $2L$-$8L$ RoPE's loss about 3 nats above its in-range level, NoPE's 1.5-2.0 |
-# | failure and entropy | entropy grows with length (attention distraction) | rises faster than uniform attention's (mean over layers); correlates with the loss, as position does |
-# | position in a causal NoPE | implicit, through the causal mask (Haviv et al. 2022, Chi et al. 2023) | probe $R^2$ 0.39-0.48 at the best layer (untrained: 0.27; bidirectional: below 0; RoPE: about 0) |
+# | NoPE in range | close to RoPE | 0.18-0.22 nats worse |
+# | extension past $L$ | NoPE about +20%, RoPE +10% | not resolved: ratio 1.0 for all four |
+# | just past $L$ | both fail, NoPE more gently | over $L..2L$ NoPE +0.28-0.35, RoPE +1.48-1.62 |
+# | failure and entropy | entropy grows (distraction) | rises faster than uniform; see above |
+# | position in NoPE | through the causal mask | probe $R^2$ 0.39-0.48 (untrained: 0.27) |
+#
+# </details>
 
 # %% [markdown]
 # ## Takeaways
 #
-# - A causal Transformer with no position encoding still knows where it is: a linear probe reads the
-#   position from trained NoPE models ($R^2$ 0.39-0.48) and even from an untrained one (0.27),
-#   because the causal mask makes row $i$ average over $i + 1$ values; a bidirectional NoPE model
-#   gives nothing.
-# - Past the training length RoPE breaks at once (over $L..2L$ its loss rises 1.48-1.62 nats above
-#   its in-range level), NoPE degrades gently (0.28-0.35) though it is about 0.2 nats worse in
-#   range; the extension ratio (1.0 for all four) cannot tell them apart.
-# - Far past $L$, NoPE's attention spreads out faster than uniform attention's would (a mean entropy
-#   rise of 2.40 and 2.47 nats against 2.06): the paper's attention distraction. It goes with the
-#   rising loss, but a correlation (0.95-0.96, as high as position's) cannot show it causes it.
-#
+# - A causal NoPE model knows where it is: the mask makes row $i$ average over $i + 1$ keys, and a
+#   linear probe reads the position, even untrained; a bidirectional one gives nothing.
+# - Past $L$ RoPE breaks at once, NoPE degrades gently though it is worse in range; the extension
+#   ratio (1.0 for all four) cannot tell them apart.
+# - Far past $L$, NoPE's attention spreads faster than uniform attention's: distraction. It goes
+#   with the rising loss; whether it causes it, a correlation cannot show.
+
+# %% [markdown]
 # ## Check your understanding
 #
-# 1. In an untrained causal NoPE model, which quantity at position $i$ depends on $i$ even if
-#    all tokens were identical? Why does that fail for a bidirectional model?
+# 1. In an untrained causal NoPE model, what at position $i$ depends on $i$ even if all tokens were
+#    identical? Why not in a bidirectional model?
 #
 #    <details><summary>Answer</summary>
 #
 #    The number of keys row $i$ averages over, $i + 1$: with identical tokens, uniform attention
-#    gives each key the weight $1/(i+1)$ and the row an entropy of $\log(i+1)$. With real, different
+#    gives each key the weight $1/(i+1)$ and the row an entropy of $\ln(i+1)$. With real, different
 #    tokens that count shows in the output: an average of $i + 1$ values has a spread that shrinks
-#    like $1/(i+1)$, so the size and shape of the attention output change with $i$ (Chi et al.
-#    2023). In a bidirectional model every row sees the same $T$ keys, so that count is the same for
-#    every position, and without a position encoding the model is permutation-equivariant: nothing
-#    but the content can reveal a position.
+#    as $i$ grows, so the size and shape of the attention output change with $i$ (Chi et al. 2023).
+#    In a bidirectional model every row sees the same $T$ keys, so the count is the same for every
+#    position, and without a position encoding the model is permutation-equivariant: only the
+#    content can reveal a position.
 #
 #    </details>
 #
@@ -329,55 +328,51 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    In range: RoPE gives every score the relative position directly, so the model does not have to
-#    work it out (its probe $R^2$ is about 0: it stores no absolute position at all); NoPE must
-#    recover position from the mask, which costs capacity and training (0.18 and 0.22 nats worse in
-#    range). Out of range: past $L$ RoPE sees relative distances it never saw, rotations that
-#    produce scores from outside its training, and fails at once; NoPE's inputs past $L$ only have
-#    more keys and later positions, which change things gradually.
+#    In range: RoPE gives every score the relative position directly, so the model need not work it
+#    out (its probe $R^2$ is about 0: it stores no absolute position); NoPE must recover position
+#    from the mask, which costs capacity and training (0.18 and 0.22 nats worse in range). Out of
+#    range: past $L$ RoPE meets relative distances, and so rotation angles, it never trained, and
+#    fails at once; NoPE's inputs past $L$ only have more keys and later positions, which change
+#    things gradually.
 #
 #    </details>
 #
-# 3. The extension ratio depends on the margin and bucket size. Recompute it for a margin of 0.05
-#    and 0.2 nats (the cell is a one-liner). At 0.1 nats both ratios are 1.0; does either margin
+# 3. The extension ratio is 1.0 for all four models. Why would a margin below 0.1 nats not
 #    separate NoPE from RoPE?
 #
 #    <details><summary>Answer</summary>
 #
-#    With `minilm.measure.extension_ratio(loss, L, margin=m)` on the stored curves. A margin of 0.05
-#    cannot help: a smaller margin is crossed at the same bucket or earlier, and at 0.1 all four
-#    ratios already sit at the floor, 1.0. A margin of 0.2 might: over $L..2L$ RoPE's loss rises by
-#    1.48-1.62 nats and NoPE's by 0.28-0.35, so NoPE's first buckets past $L$ may stay under 0.2
-#    while RoPE's surely do not. Run it and see. Either way, a ratio that changes its verdict with
-#    the margin is a fragile measure; lesson 12's rise with an interval separates the two robustly.
+#    For NoPE as for RoPE, the first bucket of $L/8$ positions past $L$ already has a loss more
+#    than 0.1 nats above the in-range level, so the ratio sits at its floor, 1.0. A smaller margin
+#    is crossed at the same bucket or earlier, so it stays at 1.0. Only a larger margin might
+#    separate them. A measure whose verdict turns on its margin is fragile; the rise over $L..2L$
+#    (RoPE 1.48-1.62 nats, NoPE 0.28-0.35) separates the two clearly.
 #
 #    </details>
 #
-# 4. Entropy rises and loss rises together. Propose an experiment that would show the first
-#    *causes* the second, not just goes with it.
+# 4. Entropy and loss rise together. What experiment would show that the first *causes* the
+#    second?
 #
 #    <details><summary>Answer</summary>
 #
 #    Intervene on the entropy while keeping everything else fixed, then watch the loss. Far past
 #    $L$, lower the entropy with a logit multiplier $\lambda > 1$ on the same sequences and
-#    positions (position can no longer be the confound). $\lambda$ *multiplies* the logits: an
-#    inverse temperature, which the NoPE paper calls a temperature (the usual temperature divides).
-#    If the loss falls as the entropy falls, the spreading is at least part of the cause; if the
-#    entropy falls and the loss does not, it is a symptom. In range, raise the entropy with
-#    $\lambda < 1$: the loss should rise if the same mechanism is at work. Sharpening only the
-#    layers whose entropy rose fastest against only the others says which heads carry it. Lesson 7
-#    does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 10 the last, on a retrieval
-#    task.
+#    positions, so that position can no longer be the confound. If the loss falls as the entropy
+#    falls, the spreading is at least part of the cause; if the entropy falls and the loss does not,
+#    it is a symptom. In range, raise the entropy with $\lambda < 1$: the loss should rise.
+#    Sharpening only the layers whose entropy rose fastest, against only the others, says which
+#    heads carry it. Lesson 7 does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 10
+#    the last, on a retrieval task.
 #
 #    </details>
 #
-# 5. Why does uniform attention over $i+1$ tokens have entropy $\log(i+1)$, and how far below
-#    that line are the trained heads?
+# 5. Why does uniform attention over $i+1$ keys have entropy $\ln(i+1)$, and where are the trained
+#    heads against that line?
 #
 #    <details><summary>Answer</summary>
 #
 #    Uniform attention gives each of the $i + 1$ keys $1/(i+1)$, so
-#    $H = -\sum_j \frac{1}{i+1} \log\frac{1}{i+1} = \log(i+1)$, the largest entropy a row over
+#    $H = -\sum_j \frac{1}{i+1} \ln\frac{1}{i+1} = \ln(i+1)$, the largest entropy a row over
 #    $i + 1$ keys can have. The trained heads sit well below that line in range (the left plot). For
 #    scale, lesson 3 found that lesson 1's causal Transformer used 3.8 effective keys at $n = 64$,
 #    an entropy of about $\ln 3.8 \approx 1.3$ nats against $\ln 64 \approx 4.2$ for uniform
@@ -386,5 +381,5 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/06_nope.ipynb` — write attention entropy per head, and a
-# position probe, and check them against `minilm`.
+# **Exercise:** `exercises/06_nope.ipynb` — write attention entropy per head and a position
+# probe, and check them against `minilm`.

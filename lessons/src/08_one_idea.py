@@ -1,26 +1,24 @@
 # %% [markdown]
 # # Lesson 8 — One idea everywhere: logits × (1 + c ln s)
 #
-# **Model and length.** Lesson 6's causal NoPE Transformers (d64, 4 layers, 4 heads), trained at
-# $L = 32$ on text, and the same architecture trained with a learned per-head factor; two seeds.
+# **Model and length.** Lesson 6's causal NoPE Transformers (d64, 4 layers, 4 heads; text,
+# $L = 32$, 2400 steps), and the same trained with a learned per-head factor; seeds 0 and 1.
 #
-# **What you will learn**
-# - that the length rules of this course and of production models are one idea: multiply the
-#   attention logits by a factor that grows like the log of the length;
-# - how they differ (the constant $c$, where they switch on, whether they are learned);
-# - how a model that *learns* its own per-head $c_h \log n$ factor from the start
-#   (Scalable-Softmax style) extrapolates, next to the fixed rules and head-based scaling.
+# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
+# lessons before it cached.
 #
-# **Why the same shape keeps appearing.** Attention entropy grows like $\log n$ when a row
-# spreads over more keys (lesson 5), and multiplying the logits by $\lambda$ lowers it about in
-# proportion to $\lambda$ (the NoPE paper calls $\lambda$ a temperature; it is an inverse one,
-# as the usual temperature divides the logits). Holding entropy then needs $\lambda$ to grow like
-# $\log n$: a convention that works, not a law (Gaussian scores give $\sqrt{\log n}$). With
-# $s = n / L$, $\log_L n = 1 + \ln s / \ln L$: every rule below is about $1 + c \ln s$.
+# **Which failure, which fix.** Distraction (lesson 6): past $L$ a row spreads over more keys.
+# Every length rule in use, Su's $\log_L n$ included, fixes it one way: the logits times about
+# $\lambda = 1 + c \ln s$.
 #
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
+
+# %% [markdown]
+# **Why the same shape.** A row's entropy grows like $\ln n$ as it spreads over more keys (lesson
+# 5), and multiplying the logits by $\lambda$ lowers it about in proportion. Holding the entropy
+# then needs $\lambda$ to grow like $\ln n$: a convention that works, not a law (Gaussian scores
+# give $\sqrt{\ln n}$). With $s = n / L$, $\log_L n = 1 + \ln s / \ln L$.
 
 # %%
 import math
@@ -46,25 +44,30 @@ print(f"profile {P.name}: NoPE Transformers d{P.d_model} x {P.nope_rope_layers} 
 # %% [markdown]
 # ## The rules, side by side
 #
-# | rule (source) | multiplier on the logits | $c$ |
+# | rule | multiplier on the logits | $c$ |
 # |---|---|---|
-# | Su, entropy invariance (2021 post, kexue.fm/archives/8823; used again in the 2022 post) | $\log_{L} n$, $L = 512$ in the 2022 post | $1/\ln 512 \approx 0.16$ |
-# | Wang et al., NoPE scale (2024; the fit is in its code, AntNLP/nope_head_scale) | $1 + 0.397 \ln(i/L)$ at position $i$ (fitted) | 0.397 |
-# | Qwen-7B "logn attention" (its `modeling_qwen.py`, at inference only) | $\log_N n$ past $N$, the config's `seq_length`: 2048 in the first release, 8192 now | $1/\ln 2048 \approx 0.13$ ($1/\ln 8192 \approx 0.11$) |
-# | Llama 4, NoPE layers (its reference code; config `floor_scale` = 8192, `attn_scale` = 0.1) | $1 + 0.1 \ln(1 + \lfloor (pos+1)/8192 \rfloor)$ | 0.1, in steps |
-# | YaRN (Peng et al. 2023) | $q$ and $k$ each by $0.1 \ln s + 1$, so the logits by $(0.1 \ln s + 1)^2 \approx 1 + 0.2 \ln s$ | about 0.2 |
-# | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \log n$, $c_h$ learned per head (the paper's $s$) | learned |
+# | Su, entropy invariance | $\log_L n$, $L = 512$ | $1/\ln 512 \approx 0.16$ |
+# | NoPE fit (Wang et al. 2024) | $1 + 0.397 \ln(i/L)$ at position $i$ | 0.397 |
+# | Qwen-7B "logn attention" | $\log_N n$ past $N = 2048$ | $1/\ln 2048 \approx 0.13$ |
+# | Llama 4, NoPE layers | $1 + 0.1 \ln(1 + \lfloor (pos+1)/8192 \rfloor)$ | 0.1, in steps |
+# | YaRN (Peng et al. 2023) | $(0.1 \ln s + 1)^2 \approx 1 + 0.2 \ln s$ | about 0.2 |
+# | Scalable-Softmax (Nakanishi 2025) | $c_h \log n$, learned per head | learned |
+#
+# Scalable-Softmax's slope $c_h$ is what its paper calls $s$.
 #
 # <details><summary>Where the rules come from, and Llama 4's curve in the plot</summary>
 #
-# Su and Qwen hold entropy with a length of the model as base (Su's the training length, Qwen's
-# its config's `seq_length`); the NoPE fit is measured (the best $\lambda$ per position); Llama 4
-# steps gently in its position-free layers; YaRN's factor is part of its RoPE stretch; in
-# Scalable-Softmax every head learns its own slope.
+# Su: his 2021 post on entropy invariance (kexue.fm/archives/8823), used again in the 2022 post
+# with $L = 512$, the training length. The NoPE fit is measured (the best $\lambda$ per position),
+# in the paper's code, AntNLP/nope_head_scale. Qwen-7B: its `modeling_qwen.py`, at inference only;
+# $N$ is the config's `seq_length`, 2048 in the first release and 8192 now
+# ($1/\ln 8192 \approx 0.11$). Llama 4: its reference code, config `floor_scale` = 8192 and
+# `attn_scale` = 0.1, in its position-free layers. YaRN multiplies each query and key by
+# $0.1 \ln s + 1$, as part of its RoPE stretch. Scalable-Softmax: arXiv 2501.19399.
 #
-# Llama 4's 8192 is a constant of the rule (`floor_scale`), not a training length, so its factor
-# is already $1 + 0.1 \ln 2 \approx 1.069$ at $pos + 1 = 8192$. The plot draws it against
-# $(pos+1)/8192$, so it starts at 1.069 where the others start at 1.
+# Llama 4's 8192 is a constant of its rule, not a training length, so its curve is not a function
+# of $s$: its factor is already $1 + 0.1 \ln 2 \approx 1.069$ at $pos + 1 = 8192$. The plot draws
+# it against $(pos+1)/8192$ on the $s$ axis, so it starts at 1.069 where the others start at 1.
 #
 # </details>
 
@@ -97,14 +100,11 @@ plt.show()
 # %% [markdown]
 # ## Learning the factor: a Scalable-Softmax-style model
 #
-# `logn_base=L` multiplies row $i$'s logits by $\log n_i / \log L$; `learn_temperature=True`
-# trains `model.temperature` ($t_h$, one per layer and head) with everything else. Each head's
-# logits are then multiplied by $c_h \log n_i$, with a learned $c_h = t_h / \log L$. Every
-# causal training sequence has rows with $n_i = 1 \dots L$, so the model learns to use the
-# factor. We train it like lesson 6's NoPE model (same steps, data, seeds).
-#
-# **Time:** about 2 minutes on 2 CPU cores the first time (lesson 6 trained the plain model),
-# seconds once cached.
+# `logn_base=L` multiplies row $i$'s logits by $\log_L n_i$; `learn_temperature=True` trains
+# `model.temperature` ($t_h$, per layer and head) with everything else. Each head's logits are then
+# multiplied by $c_h \log n_i$, with a learned $c_h = t_h / \ln L$. Causal training rows see
+# $n_i = 1 \dots L$ keys, so the model learns to use the factor. Steps, data and seeds are lesson
+# 6's.
 
 # %%
 def nope(**extra):
@@ -123,12 +123,12 @@ for seed in P.seeds:
     print(f"seed {seed}: learned c_h per layer (rows) and head:\n{slopes.numpy().round(3)}")
 
 # %% [markdown]
-# ## Extrapolation: fixed rules, searched temperatures, learned factor
+# ## Extrapolation: fixed rules, searched $\lambda$, learned factor
 #
-# Mean loss over all positions at 1x to 8x the training length, 2 seeds:
+# Mean loss over all positions, at 1x to 8x:
 # - **plain**: no factor;
 # - **Su's rule at evaluation**: `logn_base=L` on the plain model;
-# - **NoPE fit**: the paper's rule at the last position, $i = T$: $\lambda = 1 + 0.397 \ln s$;
+# - **NoPE fit**: the paper's rule at the last position: $\lambda = 1 + 0.397 \ln s$;
 # - **best uniform**: the best $\lambda$ of a grid, per length (lesson 7);
 # - **head scaling**: lesson 7's, trained at $4L$;
 # - **learned $c_h \log n$**: the model above.
@@ -186,40 +186,35 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# - **The paper's slope works here per length.** Used as one $\lambda$ per length,
-#   $1 + 0.397 \ln s$ (fitted per position on a billion-parameter model) is as good as our best
-#   $\lambda$; per position our models want a much steeper slope (lesson 12: 0.60 and 0.70).
+# - **The paper's slope works here per length:** one $\lambda = 1 + 0.397 \ln s$ per length is
+#   within 0.005 nats of our best $\lambda$ at 4x-8x (per position, lesson 12 finds a steeper one).
 # - **Head scaling is the best of the six at its target length** $4L$.
-# - **Su's rule hurts a model trained without it** in range (by 0.04 and 0.09 nats): the first
-#   rows of a causal model see few keys, and $\log n_i / \log L < 1$ flattens their attention.
-# - **The learned factor** differs from plain NoPE by less than two seeds can resolve, and stays
-#   0.165 and 0.263 nats behind a searched $\lambda$ at 4x. Its growth past $L$ is fixed at
-#   $1 + \ln s / \ln L$ ($c = 1/\ln 32 \approx 0.29$; each head learns only its level, $c_h$
-#   0.21 to 0.45 above): less sharpening than the best $\lambda$ wants ($c \approx 0.41$,
-#   lesson 7), and the model never saw $n_i > L$ to learn more. Scalable-Softmax was made for long
-#   training contexts, not $L = 32$.
+# - **Su's rule hurts a model trained without it** in range (by 0.04 and 0.09 nats): early rows
+#   see few keys, and $\log_L n_i < 1$ flattens them.
+
+# %% [markdown]
+# **The learned factor showed no gain two seeds resolve**, and stays 0.165 and 0.263 nats behind
+# a searched $\lambda$ at 4x. Its growth past $L$ is fixed at $c = 1/\ln 32 \approx 0.29$ (each
+# head learns only its level, $c_h$ 0.21 to 0.45), less than the best $\lambda$ wants (0.407,
+# lesson 7). Scalable-Softmax was made for long training contexts, not $L = 32$.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>What the assert checks</summary>
 #
-# Asserted on every seed, each with the control that fails it:
-# - the NoPE rule, one $\lambda$ per length, is within 0.04 nats of the best $\lambda$ from our
-#   grid at 4x and 8x (we measured at most 0.005; the best $\lambda$ chosen on the search
-#   batches, both scored on the evaluation batches; the bound leaves room for a best $\lambda$ a
-#   grid step or two away on other seeds). Control: $\lambda = 1$, 0.10-0.34 nats from the best
-#   there. At 2x the rule matches too (the same loss as the best, to three decimals), but there
-#   even $\lambda = 1$ is only 0.02 and 0.04 nats from the best, so that shows little and is not
-#   asserted;
-# - head scaling has the lowest loss of all six at $4L$. Its lead over the best uniform
-#   $\lambda$ (where it starts) and over the NoPE rule is 0.035-0.077 nats; over the others 0.13
-#   nats or more. Control: the best uniform $\lambda$ (its own start, which ties);
-# - Su's rule at evaluation raises the in-range loss by more than 0.01 nats (we measured 0.04
-#   and 0.09). The two seeds differ by as much as the smaller effect, so what is asserted is the
-#   direction. Control: the same model without it, 0.
+# On every seed: at 4x and 8x the NoPE rule is within 0.04 nats of the best $\lambda$ (at most
+# 0.005; $\lambda = 1$, 0.10-0.34 away, fails); head scaling has the lowest loss at $4L$ (control:
+# its own start, which ties); Su's rule raises the in-range loss by over 0.01 nats (0.04, 0.09;
+# control: the model without it).
+#
+# </details>
+#
+# <details><summary>What two seeds cannot resolve</summary>
 #
 # Printed, not asserted: the learned factor minus plain NoPE is $-0.016$ and $-0.043$ nats in
-# range, $+0.067$ and $+0.064$ at 4x, $+0.230$ and $-0.040$ at 8x; two seeds of plain NoPE
-# differ by 0.049 nats in range and 0.155 at 4x, so no difference is one that two seeds can
-# resolve.
+# range, $+0.067$ and $+0.064$ at 4x, $+0.230$ and $-0.040$ at 8x; two seeds of plain NoPE differ
+# by 0.049 nats in range and 0.155 at 4x. At 2x the NoPE rule ties the best $\lambda$, but there
+# even $\lambda = 1$ is only 0.02 and 0.04 nats from it, so that is not asserted. Head scaling's
+# lead over the best uniform $\lambda$ and the NoPE rule is 0.035-0.077 nats, over the others 0.13
+# or more. Su's effect is only a direction: the seeds differ by as much as the smaller effect.
 #
 # </details>
 
@@ -239,80 +234,70 @@ for seed in P.seeds:
     assert r["Su's rule at evaluation"][L] > r["plain"][L] + 0.01, seed   # control: plain itself, 0
 
 # %% [markdown]
-# ## Our numbers next to the sources'
-#
-# Lesson 7 has its own table; the whole course in one table is lesson 14's.
-#
-# | lesson | claim (source) | the source's number | ours (2 seeds) |
-# |---|---|---|---|
-# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule per length: within 0.005 nats of the searched optimum at 4x-8x; per position our slope is steeper (lesson 12); a learned $c_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* |
-#
 # ## Takeaways
 #
 # - Every length rule in use multiplies the logits by about $1 + c \ln s$: Su's $c = 1/\ln L$,
 #   Qwen's about 0.13, YaRN's about 0.2, the NoPE fit's 0.397, Llama 4's stepped 0.1.
-# - On lesson 6's NoPE model, the NoPE rule used per length matches a searched $\lambda$ (within
-#   0.005 nats at 4x-8x), head scaling is the best at $4L$, and Su's rule hurts a model trained
-#   without it in range (by 0.04 and 0.09 nats).
-# - A learned per-head $c_h \log n$ (Scalable-Softmax style) showed no difference from plain
-#   NoPE that two seeds can resolve, and stayed 0.165-0.263 nats behind a searched $\lambda$ at
-#   4x.
-#
+# - On lesson 6's NoPE model, the NoPE rule used per length matches a searched $\lambda$, head
+#   scaling is the best at $4L$, and Su's rule hurts a model trained without it in range.
+# - A learned per-head $c_h \log n$ (Scalable-Softmax style) showed no difference from plain NoPE
+#   that two seeds can resolve.
+
+# %% [markdown]
 # ## Check your understanding
 #
-# 1. Show that $\log_L n = 1 + \ln s / \ln L$. What is $c$ for $L = 32$, our training length?
-#    Is that larger or smaller than the NoPE fit, and what does the difference mean?
+# 1. Show that $\log_L n = 1 + \ln s / \ln L$. What is $c$ for $L = 32$, against the NoPE fit?
 #
 #    <details><summary>Answer</summary>
 #
 #    $\log_L n = \ln n/\ln L = \ln(sL)/\ln L = (\ln s + \ln L)/\ln L = 1 + \ln s/\ln L$, so
 #    $c = 1/\ln L$; for $L = 32$, $c = 1/\ln 32 \approx 0.29$. That is smaller than the NoPE fit
 #    (0.397) and lesson 7's per-length fit (0.407): Su's rule sharpens less than this NoPE model
-#    wants for its text loss (at 8x it gives $1 + 0.29 \ln 8 \approx 1.60$, where the best $\lambda$
-#    was 1.8-1.9). And because $c = 1/\ln L$, the longer the training length, the gentler Su's rule.
+#    wants for its text loss (at 8x it gives $1 + 0.29 \ln 8 \approx 1.60$, where the best
+#    $\lambda$ was 1.8-1.9). And because $c = 1/\ln L$, the longer the training length, the gentler
+#    Su's rule.
 #
 #    </details>
 #
-# 2. Su's rule at evaluation multiplies the first rows of a causal model by less than 1.
-#    How does the learned model avoid being hurt by that?
+# 2. Su's rule multiplies a causal model's first rows by less than 1. Why does that not hurt the
+#    learned model?
 #
 #    <details><summary>Answer</summary>
 #
 #    It was trained with the factor on. Every training sequence has rows with $n_i = 1 \dots L$, so
 #    its weights (and its $t_h$) learned to give those early rows the sharpness they need *under*
-#    the factor; nothing about them is new at evaluation. In range it was 0.016 and 0.043 nats below
-#    plain NoPE, where Su's rule applied to a model trained without it was 0.04 and 0.09 above.
+#    the factor; nothing about them is new at evaluation. In range it was 0.016 and 0.043 nats
+#    below plain NoPE, where Su's rule applied to a model trained without it was 0.04 and 0.09
+#    above.
 #
 #    </details>
 #
-# 3. Llama 4 applies its factor in steps of 8192 tokens. Why might a step function be
-#    preferable to a smooth $\log$ in a production model?
+# 3. Why might Llama 4's steps of 8192 tokens be preferable to a smooth $\ln$ in production?
 #
 #    <details><summary>Answer</summary>
 #
-#    Possible reasons (Llama 4's code does not say, and we did not measure): the factor is exactly 1
-#    for every position below 8192, so the model's behaviour at short contexts, most of its training
-#    and use, is untouched; it changes rarely, so all queries within a block of 8192 positions use
-#    the same scale and behave alike; and it is cheap and easy to reason about (an integer division
-#    and a lookup).
+#    Possible reasons (Llama 4's code does not say, and we did not measure): the factor is exactly
+#    1 for every position below 8192, so the model's behaviour at short contexts, most of its
+#    training and use, is untouched; it changes rarely, so all queries within a block of 8192
+#    positions use the same scale and behave alike; and it is cheap and easy to reason about (an
+#    integer division and a lookup).
 #
 #    </details>
 #
-# 4. YaRN's factor is about $1 + 0.2 \ln s$, half the NoPE fit. Why might a RoPE model need
-#    less sharpening than a NoPE model?
+# 4. YaRN's $c$ is about half the NoPE fit's. Why might RoPE need less sharpening than NoPE?
 #
 #    <details><summary>Answer</summary>
 #
 #    A RoPE model's failure past $L$ is mostly unseen rotations, not distraction (lessons 5 and 9:
-#    a temperature does little for RoPE), and YaRN first remaps the frequencies so that distances
-#    stay in the range the model knows. RoPE also has a distance decay (lesson 3) that damps far
-#    keys, so a RoPE row's normaliser grows less with length. A NoPE row has no such decay: every
-#    added key competes like a near one, so it needs more sharpening.
+#    a multiplier $\lambda$ does little for RoPE), and YaRN first remaps the frequencies so that
+#    distances stay in the range the model knows. RoPE also has a distance decay (lesson 3) that
+#    damps far keys, so a RoPE row's normaliser grows less with length. A NoPE row has no such
+#    decay: every added key competes like a near one, so it needs more sharpening.
 #
 #    </details>
 #
-# 5. Which of the six methods in the plot need no training at the new length? Which need
-#    any training at all?
+# 5. Which of the six methods need no training at the new length? Which need more than ordinary
+#    pretraining?
 #
 #    <details><summary>Answer</summary>
 #
@@ -323,8 +308,7 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/08_one_idea.ipynb` — implement each rule's multiplier and a
-# learned per-head log n factor, and check them against `minilm`.
+# **Exercise:** `exercises/08_one_idea.ipynb` — implement each rule's multiplier and a learned
+# per-head log n factor, and check them against `minilm`.
 #
-# Next, lesson 9: retrieval, the NoPE paper's own test, on a task where distraction is the only
-# way to fail.
+# Next, lesson 9: retrieval, where distraction is the only way to fail.

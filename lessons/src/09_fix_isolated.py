@@ -3,38 +3,26 @@
 #
 # **Model and length.** Small causal Transformers (d32, 4 layers, 4 heads), with no position
 # encoding (NoPE) or with RoPE, trained from scratch at $L = 32$ on a retrieval task alone; five
-# seeds each.
+# seeds (0-4) each.
 #
-# **What you will learn**
-# - how the NoPE paper tests length generalization (passkey retrieval), shrunk until a tiny model
-#   can learn it;
-# - a version where attention distraction is the *only* way to fail past $L$, and what NoPE and
-#   RoPE do there;
-# - how much lost retrieval each fix brings back (a searched temperature, Su's entropy-invariant
-#   $\log_L n$, the NoPE paper's $1 + 0.397 \ln s$ per length and per position), and why none
-#   helps RoPE;
-# - how the best-retrieving temperature grows with length, next to the two rules;
-# - how to state a result over seeds: the mean, and an interval that accounts for how much seeds
-#   differ.
+# **Time.** About 15 minutes to read; about 3 minutes to run on 2 CPU cores with an empty cache
+# (lesson 10 reuses its models).
 #
-# **The source.** Wang et al. (2024) test length generalization with passkey retrieval (LongLoRA's
-# prompt, Chen et al. 2023): filler text, the needle "The pass key is K. Remember it. K is the pass
-# key." at some depth, then "What is the pass key? The pass key is", scored by greedy exact match
-# of the 5-digit key. Past the training length NoPE's attention spreads ever thinner
-# (*distraction*) and retrieval fails; a temperature on the logits brings much of it back, and
-# head-based scaling does best. Their needle and question alone are about 95 characters, three
-# times our $L = 32$: we shrink the prompt.
+# **Which failure, which fix.** Distraction: the needle's share of a softmax row shrinks as the
+# haystack grows, here NoPE's only way to fail past $L$. The fixes multiply the logits by λ: a
+# searched λ, Su's $\log_L n$, the NoPE paper's $1 + c \ln s$. None helps RoPE, whose angles past
+# $L$ were never trained.
 #
-# **Why random letters.** A text filler mixes failures: the model reads the filler, and must keep
-# predicting text too. Random letters leave one: nothing in them can be read or mistaken for the
-# needle, and the model learns retrieval alone. Past $L$ only the needle's share of attention can
-# shrink as the haystack grows: distraction, the quantity Su's entropy invariance
-# (kexue.fm/archives/8823) was derived to hold. Lesson 10 asks *why* the temperature works and
-# trains it per head; lessons 11 and 12 put the task into text.
-#
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
+
+# %% [markdown]
+# **The source.** Wang et al. (2024) test length generalization with passkey retrieval: a
+# 5-digit key hidden in filler text, asked for at the end. Past the training length NoPE's
+# attention spreads ever thinner and retrieval fails; a multiplier on the logits brings much of
+# it back. Their prompt is far longer than our $L$, so we shrink it, and fill it with random
+# letters: nothing to read or to mistake for the needle, so only distraction is left past $L$.
+# Lessons 11 and 12 put the task into text.
 
 # %%
 import math
@@ -61,23 +49,19 @@ print(f"profile {P.name}: Transformers d{P.controlled_d_model} x {P.controlled_l
 # %% [markdown]
 # ## The task
 #
-# The needle is a marker and a 3-digit key, `@417`; the question is `?`, and the answer is the
-# key again: a window is `filler + "@" + key + filler + "?" + key`. At $L = 32$ that is 25
-# characters of filler and 7 of structure (`@`, the key, `?`, the answer's first two digits; the
-# last is only a target), with the needle at any depth: 0 puts it first, 1 right before the
-# question. The filler is uniform over the 26 lowercase letters, so no `@`, `?` or digit
-# (`minilm.data.retrieval_rows(..., filler="random")`). The loss counts only the key's three digits
-# after the `?`, and every row that writes one must find the needle, however far back:
+# A window is `filler + "@" + key + filler + "?" + key`, the key three digits: at $L = 32$, 25
+# random lowercase letters and 7 characters of structure, the needle at any depth (0: first; 1:
+# right before the `?`). The loss counts only the key's digits after the `?`, so every row that
+# writes one must find the needle:
 
 # %%
 draw_retrieval_prompt()
 plt.show()
 
 # %% [markdown]
-# **Exact match** asks for all three digits under greedy decoding. With the true digits fed
-# back, the key comes out exactly when the most likely next character is right at each of the
-# three answer positions, so one forward pass scores a prompt (`minilm.measure.exact_match`).
-# Four windows of the training length:
+# **Exact match** asks for all three digits under greedy decoding: with the true digits fed
+# back, one forward pass scores a prompt (`minilm.measure.exact_match`). Four windows of length
+# $L$:
 
 # %%
 x, y = retrieval_batch(corpus, None, 4, L, torch.Generator().manual_seed(0), filler="random")
@@ -88,30 +72,48 @@ print(f"filler alphabet: {RANDOM_FILLER}")
 # %% [markdown]
 # ## Ten small models, five seeds each
 #
-# A causal Transformer with no position encoding (NoPE) and the same with RoPE, trained on this
-# task alone at $L$ (`minilm.experiments.controlled_models`: batch 32, learning rate 3e-3, 1000
-# steps), five seeds each: about 2.5 minutes on 2 CPU cores with an empty cache, then cached.
+# NoPE and RoPE Transformers, trained on this task alone at $L$ for 1000 steps
+# (`minilm.experiments.controlled_models`).
 
 # %%
 models = controlled_models(P, corpus)   # {(pos, seed): model}
 
 # %% [markdown]
+# <a id="reading-a-result-over-seeds"></a>
+#
+# ## Reading a result over seeds
+#
+# One seed is one draw: another seed, or another machine, trains other weights, which retrieve a
+# little better or worse. So we train five seeds and report what the recipe gives:
+# - **the mean** over the seeds;
+# - **the 90% interval**, mean $\pm\, t_{0.95,n-1} \cdot sd/\sqrt n$ over $n$ seeds ($sd$ their
+#   standard deviation; `minilm.seed_interval`; $t_{0.95,4} = 2.13$ for five seeds). It says where
+#   the mean over many seeds likely lies, not where one seed falls: single seeds scatter wider;
+# - **a paired difference**: two methods on the same seeds and prompts. Take each seed's
+#   difference, then its mean and interval: what makes a seed good makes it good under both, so
+#   the seed-to-seed spread cancels.
+
+# %% [markdown]
+# ![Five seeds' scores, their mean and 90% interval; the same seeds' paired differences between
+# two methods, whose interval is narrower because seed-to-seed spread
+# cancels](figures/seed_interval.svg)
+#
+# **Two seeds say little.** $t_{0.95,1} = 6.31$, three times $t_{0.95,4}$, and it is divided by
+# $\sqrt 2$, not $\sqrt 5$: for the same spread, an interval from two seeds is nearly five times as
+# wide as one from five. So where a lesson has two seeds, it asserts only what holds on each seed
+# by a wide margin.
+#
+# **The bootstrap** (lesson 12) gives an interval for one model: resample its prompts or
+# sequences with replacement, recompute the statistic 1000 times, and read the 5th and 95th
+# percentiles.
+#
+# The cells print "mean [low, high] (each seed)".
+
+# %% [markdown]
 # ## In range, and past it
 #
 # Exact match at $L$ to $16L$: 20 prompts at each of five needle depths (0, 1/4, 1/2, 3/4, 1) per
-# length, the same for every model. Each cell is the mean over the five seeds, a 90% interval
-# for it (`minilm.seed_interval`: mean $\pm\, t_{0.95,4} \cdot sd/\sqrt 5$), then each seed's
-# value. The interval says where the mean over all seeds, what the recipe gives on average,
-# likely lies; the lesson's claims are made on it.
-#
-# <details><summary>How we check it: margins and controls</summary>
-#
-# Asserted (the cell after the table): in range, the lower end of each interval is above 0.8
-# (NoPE 0.97 [0.96, 0.99], RoPE 0.99 [0.98, 1]). The control is an untrained NoPE model, which
-# must stay below 0.05 at $L$ (chance is 1/900): it gets 0.000. The failures past $L$ are not
-# asserted: a lesson asserts what its models do, not what they fail to do.
-#
-# </details>
+# length, the same for every model. An untrained NoPE model is the control.
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L, 16 * L]
@@ -144,39 +146,41 @@ assert in_range["nope"][1] > 0.8 and in_range["rope"][1] > 0.8, in_range
 assert untrained_at_L < 0.05   # the control: chance is 1/900
 
 # %% [markdown]
-# **In range both learn the task**: exact match 0.97 for NoPE and 0.99 for RoPE (means of five
-# seeds), where an untrained model, guessing three digits, gets 0.000.
+# **In range both learn the task**: exact match 0.97 (NoPE) and 0.99 (RoPE); untrained, 0.000.
 #
-# **Past $L$ they fail differently.** NoPE loses retrieval gradually: 0.85 at $2L$, 0.48 at
-# $4L$, 0.14 at $8L$, 0.03 at $16L$. RoPE collapses at once: 0.29 at $2L$, 0.05 at $4L$. The
-# seeds differ a lot: a claim made on one seed could go either way. The rest of the lesson wins
-# the retrieval back.
+# **Past $L$ they fail differently.** NoPE loses retrieval gradually: 0.85 at $2L$, 0.48 at $4L$,
+# 0.14 at $8L$, 0.03 at $16L$. RoPE collapses at once: 0.29 at $2L$, 0.05 at $4L$. The seeds
+# differ a lot: one seed's result could go either way.
 #
-# <details><summary>Reading the table: the seeds</summary>
+# <details><summary>How we check it</summary>
 #
-# NoPE at $2L$ runs from 0.60 to 0.96 over the seeds. On the machine that built this notebook
-# seed 4 learned the task least well (0.95 in range, the only one below 0.97) and loses it first
-# (0.60 at $2L$ and 0.26 at $4L$, the lowest of the five); which seed that is, and by how much,
-# changes with the machine. That is why the intervals are wide.
+# Asserted: in range, each interval's lower end is above 0.8 (NoPE 0.97 [0.96, 0.99], RoPE 0.99
+# [0.98, 1]). The control, an untrained NoPE model, must stay below 0.05 at $L$ (chance is 1/900):
+# it gets 0.000. The failures past $L$ are not asserted.
+#
+# </details>
+#
+# <details><summary>The seeds</summary>
+#
+# NoPE at $2L$ runs from 0.60 to 0.96 over the seeds. Seed 4 learned the task least well (0.95 in
+# range, the only one below 0.97) and loses it first (0.60 at $2L$ and 0.26 at $4L$, the lowest of
+# the five). That is why the intervals are wide.
 #
 # </details>
 
 # %% [markdown]
 # ## The fixes, on the same prompts
 #
-# For the NoPE models, at every length $n$ past $L$ ($s = n/L$):
-# - **best uniform $\lambda$** (at $2L$ to $8L$): every logit times the $\lambda$ of a grid (1.0 to
-#   2.4) that retrieves best on *other* prompts (150 per length, another seed:
-#   `minilm.experiments.best_uniform_for_retrieval`). $\lambda$ *multiplies* the logits: the paper's temperature is an
-#   inverse one (the usual temperature divides), so $\lambda > 1$ sharpens;
-# - **Su's $\log_L n$** (Su 2021, kexue.fm/archives/8823; lesson 5), row by row: row $i$'s logits
-#   times $\log n_i / \log L$, $n_i$ the keys it sees (`logn_base=L`); derived, not searched;
-# - **$1 + 0.397 \ln s$**: the NoPE paper's fitted rule (Wang et al. 2024, appendix B;
-#   `minilm.length_rule("nope_fit", T, L)`), slope $c = 0.397$, one $\lambda$ per length;
+# For the NoPE models, at each length $n$ past $L$ ($s = n/L$), the logits times λ:
+# - **best uniform λ** (at $2L$ to $8L$): the λ of a grid (1.0 to 2.4) that retrieves best on
+#   *other* prompts (`minilm.experiments.best_uniform_for_retrieval`);
+# - **Su's $\log_L n$** (lesson 5), row $i$ times $\ln n_i / \ln L$ (`logn_base=L`): derived;
+# - **$1 + 0.397 \ln s$**, the NoPE paper's fitted rule (Wang et al. 2024, appendix B), one λ per
+#   length;
 # - **the same rule per position**, as the paper fitted it: row $i$ times $1 + c \ln(n_i / L)$
-#   where $n_i > L$, 1 within $L$ (`model(x, position_scale=(0.397, L))`).
+#   where $n_i > L$, 1 within $L$ ($c = 0.397$).
 #
-# For RoPE, at $2L$ and $8L$: the searched $\lambda$ and Su's $\log_L n$.
+# For RoPE, at $2L$ and $8L$: the searched λ and Su's $\log_L n$.
 
 # %%
 # a search at 16L costs as much as the rest
@@ -255,29 +259,25 @@ axes[0].set_ylabel("exact match")
 plt.show()
 
 # %% [markdown]
-# **Every temperature rule brings most of NoPE's retrieval back, and none helps RoPE.** At $8L$,
-# where NoPE retrieves 0.14 as trained, the searched $\lambda$ gives 0.69, Su's $\log_L n$
-# 0.69, the NoPE rule 0.67 per length and 0.70 per position. At $16L$ the rules still give
-# 0.63 to 0.67 (from 0.03). Within the seeds' spread the four are one fix, and three need no
-# search (Su's was even derived, not fitted).
+# **Every rule for λ brings most of NoPE's retrieval back, and none helps RoPE.** At $8L$, where
+# NoPE retrieves 0.14 as trained, the searched λ gives 0.69, Su's $\log_L n$ 0.69, the NoPE rule
+# 0.67 per length and 0.70 per position; at $16L$ the rules give 0.63 to 0.67 (from 0.03). Within
+# the seeds' spread the four are one fix, and three need no search.
 #
-# <details><summary>Reading the table: the seeds</summary>
+# RoPE gains a little at $2L$ (0.29 to 0.40 with the searched λ) and hardly anything at $8L$ (0.02
+# to 0.03): no sharpening makes untrained angles familiar.
 #
-# The intervals of the four fixes overlap almost entirely, and the per-seed values move together:
-# the seed that gains least at $8L$ and $16L$ gains least under every rule there (seed 4 in the
-# stored run).
+# <details><summary>The seeds</summary>
+#
+# The four fixes' intervals overlap almost entirely, and the per-seed values move together: the
+# seed that gains least at $8L$ and $16L$ gains least under every rule there (seed 4).
 #
 # </details>
-#
-# RoPE gains a little at $2L$, where some retrieval is left (0.29 to 0.40 with the searched
-# $\lambda$), and hardly anything at $8L$ (0.02 to 0.03): its positions past $L$ are rotations it
-# never saw, and no sharpening makes them familiar.
-#
-# Su's factor costs a little in range: it softens the rows that see fewer than $L$ keys (a factor
-# below 1), and exact match at $L$ drops from 0.97 to 0.96 (seed 4: 0.95 to 0.88); the
-# per-position rule leaves those rows alone.
-#
-# The gains, paired per seed (the same model and prompts, with and without the fix):
+
+# %% [markdown]
+# Su's factor costs a little in range: it softens the rows that see fewer than $L$ keys (0.97 to
+# 0.96 at $L$; seed 4: 0.95 to 0.88). The gains, paired per seed ([reading a result over
+# seeds](#reading-a-result-over-seeds)):
 
 # %%
 def gain(pos, fix, T):
@@ -296,16 +296,11 @@ for T in (8 * L, 16 * L):
 # At $8L$ every NoPE rule wins back more than half of the prompts (0.53 to 0.56 on the mean);
 # RoPE gains nothing five seeds resolve (0.01 and 0.00).
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>How we check it</summary>
 #
-# Asserted: for every NoPE fix the lower end of the interval of its gain at $8L$ is above 0.3
-# (measured 0.55 [0.38, 0.72] for the searched $\lambda$, 0.55 [0.39, 0.71] for $\log_L n$, 0.53
-# [0.36, 0.69] and 0.56 [0.40, 0.72] for the NoPE rule per length and per position). The control
-# is RoPE: the upper end of its gain's interval is below 0.1 (0.01 [-0.01, 0.03] with the searched
-# $\lambda$, 0.00 [-0.01, 0.01] with $\log_L n$). With five seeds and the spread measured here, a
-# mean gain below about 0.46-0.47 would fail the first assertion (0.3 plus the interval's
-# half-width, printed below): it detects large effects only, which is what five seeds of models
-# this different can resolve.
+# Asserted: for every NoPE rule, the lower end of its gain's interval at $8L$ is above 0.3
+# (measured: 0.36 to 0.40). The control is RoPE, whose gain's upper end must stay below 0.1 (0.03
+# and 0.01). A mean gain below about 0.46-0.47 (printed below) would fail.
 #
 # </details>
 
@@ -321,11 +316,11 @@ print("smallest mean gain at 8L these assertions can detect (0.3 plus the interv
       + ", ".join(f"{fix} {v:.2f}" for fix, v in margin_plus_half_width.items()))
 
 # %% [markdown]
-# ## The temperature that retrieves best, and the two rules
+# ## The λ that retrieves best, and the two rules
 #
-# How do the two rules compare with the $\lambda$ the search picked? Su's $\log_L n$ was derived
-# from "keep each row's entropy where training left it" (lesson 5); the NoPE paper's
-# $1 + 0.397 \ln s$ was fitted to a billion-parameter model's text loss.
+# Su's $\log_L n$ was derived from "keep each row's entropy where training left it" (lesson 5);
+# the NoPE paper's rule was fitted to a billion-parameter model's text loss. How do they compare
+# with the λ the search picked?
 
 # %%
 print(f"{'':>5}{'best-retrieving lambda, mean [90%] (each seed)':>50}"
@@ -335,22 +330,25 @@ for T in searched["nope"]:
           + f"{math.log(T) / math.log(L):>9.2f}{length_rule('nope_fit', T, L):>16.2f}")
 
 # %% [markdown]
-# **The best-retrieving $\lambda$ grows with length**: 1.20 at $2L$, 1.52 at $4L$, 1.68 at $8L$ on
-# the mean. Su's $\log_L n$ (1.20, 1.40, 1.60) sits at or just below it, the NoPE rule (1.28, 1.55,
-# 1.83) just above, and both lie inside its interval at every length: five seeds cannot tell the
-# two rules apart. Why a rule derived from entropy fits so well is lesson 10's question.
+# **The best-retrieving λ grows with length**: 1.20 at $2L$, 1.52 at $4L$, 1.68 at $8L$ on the
+# mean. Su's $\log_L n$ (1.20, 1.40, 1.60) sits at or just below it, the NoPE rule (1.28, 1.55,
+# 1.83) just above, both inside its interval: five seeds cannot tell the rules apart. Why a rule
+# derived from entropy fits is lesson 10's question.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>Which rule is nearer</summary>
 #
 # Su's rule is below the mean by 0.00, 0.12 and 0.08, the NoPE rule above it by 0.08, 0.03 and
 # 0.15: on the mean Su's is the nearer at $2L$ and $8L$, the NoPE rule at $4L$. The seeds' own
-# choices range from 1.4 to 2.4 at $8L$, and the interval there is 0.8 wide: the mean of five
-# other seeds could sit nearer either.
+# choices range from 1.4 to 2.4 at $8L$, and the interval there is 0.8 wide: the mean of five other
+# seeds could sit nearer either.
 #
-# Asserted: the best $\lambda$ grows with the length (at $8L$ it is above its value at $2L$ by more
-# than 0.1 on the lower end of the paired interval, printed below: 0.48 [0.19, 0.77]; the control
-# is a constant $\lambda$, 0), and at $4L$ and $8L$ it is clearly above 1 (the lower end of its
-# interval above 1.1: 1.35 and 1.28; the control is $\lambda = 1$ itself).
+# </details>
+#
+# <details><summary>How we check it</summary>
+#
+# Asserted: the best λ grows with length, its paired growth from $2L$ to $8L$ having a lower end
+# above 0.1 (measured 0.48 [0.19, 0.77]; a constant λ gives 0); and at $4L$ and $8L$ the lower end
+# of its interval is above 1.1 (1.35 and 1.28; λ = 1 would fail).
 #
 # </details>
 
@@ -362,32 +360,36 @@ for T in (4 * L, 8 * L):
     assert seed_interval([best["nope", s, T] for s in SEEDS])[1] > 1.1, T
 
 # %% [markdown]
-# ## Our numbers next to the sources'
+# <details><summary>Our numbers next to the sources'</summary>
 #
-# | | the source | here (controlled task, CPU profile, 5 seeds) |
-# |---|---|---|
-# | NoPE past $L$ | fails beyond its training length, a little later than RoPE (Wang et al. 2024) | exact match 0.97 in range, then 0.85 / 0.48 / 0.14 / 0.03 at $2L$ to $16L$; RoPE 0.99, then 0.29 / 0.05 / 0.02 / 0.01 |
-# | a uniform temperature | about 1.2 / 1.5 / 1.8 at 2x / 4x / 8x the training length (Wang et al. 2024, section 2.4, on perplexity) | best for retrieval 1.20 / 1.52 / 1.68; at $8L$ 0.69 from 0.14 |
-# | $\log_L n$ | keeps the entropy constant; helps a masked LM extrapolate (Su 2021) | zero-shot: 0.69 at $8L$, 0.65 at $16L$; inside the best $\lambda$'s interval |
-# | $1 + 0.397 \ln s$ | the best uniform scale fitted per position (Wang et al. 2024, appendix B) | 0.67 per length, 0.70 per position at $8L$; inside the best $\lambda$'s interval |
-# | RoPE and a temperature | (not tested by either source) | no gain resolved at $8L$ (0.01, 0.00): not distraction |
+# - **NoPE past $L$.** Wang et al. 2024: it fails beyond its training length, a little later
+#   than RoPE. Here: exact match 0.97 in range, then 0.85 / 0.48 / 0.14 / 0.03 at $2L$ to $16L$;
+#   RoPE 0.99, then 0.29 / 0.05 / 0.02 / 0.01.
+# - **A uniform λ.** Wang et al. 2024, section 2.4, on perplexity: about 1.2 / 1.5 / 1.8 at 2x /
+#   4x / 8x the training length. Here, best for retrieval: 1.20 / 1.52 / 1.68; at $8L$ 0.69 from
+#   0.14.
+# - **$\log_L n$.** Su 2021: keeps the entropy constant; helps a masked LM extrapolate. Here,
+#   zero-shot: 0.69 at $8L$, 0.65 at $16L$; inside the best λ's interval.
+# - **$1 + 0.397 \ln s$.** Wang et al. 2024, appendix B: the best uniform scale fitted per
+#   position. Here: 0.67 per length, 0.70 per position at $8L$; inside the best λ's interval.
+# - **RoPE and a λ.** Not tested by either source. Here: no gain resolved at $8L$ (0.01, 0.00):
+#   not distraction.
+#
+# </details>
 #
 # ## Takeaways
 #
-# - With random-letter filler only distraction is left, and NoPE shows it: exact match 0.97 in
-#   range, then 0.85, 0.48, 0.14 and 0.03 at $2L$ to $16L$ (RoPE: 0.99, then 0.29, 0.05, 0.02,
-#   0.01; means of five seeds).
-# - Every temperature rule brings most of it back, untrained: at $8L$ 0.69 with the searched
-#   $\lambda$ or Su's $\log_L n$, 0.67 and 0.70 with the NoPE rule per length and per position
-#   (from 0.14). RoPE gains nothing: its failure is unseen rotations, not distraction.
-# - The best-retrieving $\lambda$ grows with length (1.20, 1.52, 1.68 at $2L$, $4L$, $8L$); Su's
-#   derived $\log_L n$ (1.20, 1.40, 1.60) and the NoPE rule (1.28, 1.55, 1.83) both sit inside its
-#   interval.
+# - With random-letter filler only distraction is left: NoPE's exact match falls from 0.97 in
+#   range to 0.14 at $8L$ and 0.03 at $16L$; RoPE collapses at once (0.29 at $2L$).
+# - Every rule for λ brings most of it back without training (0.67 to 0.70 at $8L$); RoPE gains
+#   nothing: its failure is unseen angles, not distraction.
+# - The best-retrieving λ grows with length (1.20, 1.52, 1.68 at $2L$ to $8L$); Su's $\log_L n$
+#   and the NoPE rule both sit inside its interval.
 #
 # ## Check your understanding
 #
-# 1. Why does random-letter filler make distraction the *only* failure left past $L$? Name two
-#    failures a text filler adds (lessons 11-12 will meet both).
+# 1. Why is distraction the *only* failure random letters leave past $L$? Name two failures a
+#    text filler adds.
 #
 #    <details><summary>Answer</summary>
 #
@@ -402,8 +404,8 @@ for T in (4 * L, 8 * L):
 #
 #    </details>
 #
-# 2. The untrained model's exact match at $L$ is 0.000. What is the chance level of a 3-digit
-#    key, and why is the measured value at most that?
+# 2. The untrained model scores 0.000 at $L$. What is chance for a 3-digit key, and why is
+#    0.000 no surprise?
 #
 #    <details><summary>Answer</summary>
 #
@@ -415,24 +417,22 @@ for T in (4 * L, 8 * L):
 #
 #    </details>
 #
-# 3. Su's $\log_L n$ costs a little in range (0.97 to 0.96 on the mean, 0.95 to 0.88 on seed 4).
-#    Which rows does it soften, and why do they matter for retrieval? How does the per-position
-#    rule avoid that?
+# 3. Which rows does Su's $\log_L n$ soften in range, and how does the per-position rule avoid
+#    that?
 #
 #    <details><summary>Answer</summary>
 #
 #    The rows that see fewer than $L$ keys, the first $L - 1$ positions, are multiplied by
-#    $\log n_i/\log L < 1$ and softened. At $L$ every row but the last is among them, including the
+#    $\ln n_i/\ln L < 1$ and softened. At $L$ every row but the last is among them, including the
 #    rows at and after the needle that build what the answer rows later read (at depth 0 the key's
-#    digits sit at positions 2-4, with factors of $\log 2/\log 32 = 0.2$ to $\log 4/\log 32 = 0.4$),
+#    digits sit at positions 2-4, with factors of $\ln 2/\ln 32 = 0.2$ to $\ln 4/\ln 32 = 0.4$),
 #    and the answer rows themselves, slightly. Exact match at $L$ dropped from 0.97 to 0.96 (on
 #    seed 4, from 0.95 to 0.88). The per-position rule multiplies a row only where $n_i > L$, so
 #    in range the model runs as trained.
 #
 #    </details>
 #
-# 4. A temperature does nothing for RoPE at $8L$ but lifts it a little at $2L$. What does RoPE
-#    still have at $2L$ that it has lost at $8L$?
+# 4. A λ lifts RoPE a little at $2L$ but not at $8L$. What does RoPE still have at $2L$?
 #
 #    <details><summary>Answer</summary>
 #
@@ -444,34 +444,34 @@ for T in (4 * L, 8 * L):
 #
 #    </details>
 #
-# 5. The assertion on the gains asks the interval's lower end to clear 0.3, so it can detect a
-#    mean gain of about 0.46-0.47 and no smaller. How many seeds would the same test with a
-#    margin of 0 ("is there any gain?") need to detect a mean gain of 0.2, if the seeds' spread
-#    stayed what it is? (With $N$ seeds the half-width shrinks like $t_{0.95, N-1}/\sqrt N$.)
+# 5. At $2L$ RoPE scores 0.29 [0.07, 0.51] at λ = 1, 0.40 [0.13, 0.68] with the searched λ. How
+#    would you test whether the searched λ helps, better than by comparing these intervals?
 #
 #    <details><summary>Answer</summary>
 #
-#    The half-width at five seeds is about 0.16 (Su's rule: $0.46 - 0.30$), so the gains' standard
-#    deviation is about $0.16\sqrt 5/t_{0.95,4} = 0.16 \cdot 2.236/2.132 \approx 0.17$. With a
-#    margin of 0 the test detects a mean gain of 0.2 when the half-width
-#    $t_{0.95,N-1} \cdot 0.17/\sqrt N$ is below 0.2, that is $t_{0.95,N-1}/\sqrt N < 1.19$: at
-#    $N = 3$, $2.920/1.732 = 1.69$ (half-width 0.28), at $N = 4$, $2.353/2 = 1.18$ (0.198). So four
-#    seeds, just; the lesson's five give 0.16 and some room.
+#    Pair them: take each seed's difference (searched λ minus λ = 1, on the same model and
+#    prompts), then the mean and interval of those five differences. The seeds differ a lot (0.00
+#    to 0.59 at λ = 1), but a seed that retrieves well does so under both settings, so that spread
+#    cancels in the differences and their interval is far narrower. Here the searched λ is ahead
+#    on every seed (0.19 against 0.13, ..., 0.04 against 0.00), a gain the two overlapping
+#    intervals hide.
 #
 #    </details>
 #
-# 6. Exercise 9 asks you to write the per-position temperature and the interval over seeds.
+# 6. NoPE at $2L$ scores 0.85 [0.70, 1.00] over five seeds. Does a sixth seed at 0.55
+#    contradict that interval?
 #
 #    <details><summary>Answer</summary>
 #
-#    The solutions (`solutions/09_fix_isolated.ipynb`): the per-position temperature is
-#    $\lambda_i = 1 + c \ln(n_i/L)$ where $n_i > L$ and 1 elsewhere (the exercise's argument `a` is
-#    the slope $c$), with $n_i = i + 1$ in a causal model and $T$ in a bidirectional one
-#    (`torch.where` on `torch.arange(1, T + 1)`); the interval over $N$ seeds is the mean
-#    $\mp\, t \cdot sd/\sqrt N$, with $sd$ the sample standard deviation (divided by $N - 1$) and
-#    $t$ the Student quantile with $N - 1$ degrees of freedom.
+#    No. The interval says where the mean over many seeds likely lies, not where one seed falls;
+#    single seeds scatter wider (seed 4 already scored 0.60, below 0.70). A sixth seed at 0.55
+#    would lower the mean a little and widen the interval. (With only two seeds, the factor would
+#    be $t_{0.95,1} = 6.31$ instead of 2.13, divided by $\sqrt 2$ instead of $\sqrt 5$: an interval
+#    nearly five times as wide, covering most of [0, 1] for this spread.)
 #
 #    </details>
 #
-# Next, lesson 10: inside these models, why the temperature works, and head-based scaling with
-# its clamp and its start.
+# **Exercise:** `exercises/09_fix_isolated.ipynb`: write the per-position multiplier $\lambda_i$
+# and the interval over seeds.
+#
+# Next, lesson 10: inside these models, why the fix works.

@@ -2,34 +2,17 @@
 # # Lesson 10 — Why the temperature works, and what head scaling needs
 #
 # **Model and length.** Lesson 9's NoPE Transformers (d32, 4 layers, 4 heads), trained at
-# $L = 32$ on the random-letter retrieval task alone, five seeds; head scaling then trains one
-# multiplier per head on them at $4L$.
+# $L = 32$ on random-letter retrieval, five seeds (0-4); head scaling trains on them at $4L$.
 #
-# **What you will learn**
-# - what a temperature $\lambda$ does inside lesson 9's models ($\lambda$ *multiplies* the logits:
-#   an inverse temperature, where the usual temperature divides): the entropy and the needle mass
-#   of the rows that read the answer, as the haystack grows, with and without Su's $\log_L n$;
-# - whether "keep the entropy where training left it", the requirement Su derived
-#   $\log_L n$ from, gives the temperature that retrieves best;
-# - through which heads the fix acts: an intervention, not a correlation;
-# - what head-based scaling's two details are for, its clamp at $\lambda \ge 1$ and its start at
-#   the best uniform $\lambda$, tested where they can show.
+# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 9's
+# models cached.
 #
-# **The sources.** Wang et al. (2024) explain NoPE's failure past its training length by
-# *distraction*: a long row spreads its attention over ever more keys, its entropy grows, and a
-# temperature sharpens it again. Su (2021, kexue.fm/archives/8823) derived
-# $\log_L n$ from the requirement that the entropy stay constant. Wang et al.'s Table 4 ablates
-# head scaling (fine-tuned for an 18K context): average passkey accuracy 81 with both details, 53
-# without the constraint that keeps every scale at or above $1/\sqrt{d_k}$ (their "focus
-# constraint": $\lambda \ge 1$ in our units; the code clamps after every step), and 26 without
-# the initialisation at the best uniform scale (starting at 1 instead).
+# **Which failure, which fix.** Distraction: past $L$ the needle's share of a softmax row shrinks
+# as the haystack grows. The fixes: Su's $\log_L n$ (what it restores, through which heads) and
+# head scaling (what it needs).
 #
-# We reuse lesson 9's models (cached, or trained here in about 2.5 minutes on 2 CPU cores), its
-# prompts and its search for the best uniform $\lambda$.
-#
-# *Numbers quoted in the text are the stored run's, from the machine that built this notebook;
-# yours will differ a little (lesson 1, "Setup", says why). What the lesson asserts holds on
-# every machine.*
+# *Numbers in the text are the stored run's; yours will differ a little
+# ([how the course checks itself](checking.md)).*
 
 # %%
 import math
@@ -76,14 +59,11 @@ print("best uniform lambda for retrieval (lesson 9's search), seeds "
 # %% [markdown]
 # ## Distraction, measured where the needle is read
 #
-# Which heads retrieve? For each layer and head we measure the attention of the *answer rows*
-# (the three rows that predict the key's digits: the `?` and the answer's first two digits) on
-# the needle (`@` and the key), averaged over 40 prompts (`minilm.measure.needle_attention(...,
-# rows="answer")`). Uniform attention would put about 4/31 = 0.13 of each row there at $L$. The
-# four heads with the most needle mass at $L$ are that seed's *retrieval heads*; we follow their
-# entropy and needle mass as the haystack grows, at $\lambda = 1$ and under Su's $\log_L n$. If the
-# failure is distraction, their entropy should climb and their needle mass fall with length, and
-# the fix should undo both.
+# The *answer rows* predict the key's three digits. Per layer and head we measure their
+# attention on the needle (`@` and the key) over 40 prompts (`minilm.measure.needle_attention`):
+# its *needle mass*. A seed's four heads with the most needle mass at $L$ are its *retrieval
+# heads*. If the failure is distraction, their entropy climbs and
+# their needle mass falls with length, and the fix undoes both.
 
 # %%
 def read(seed, T, **settings):
@@ -124,29 +104,28 @@ for T in lengths:
           + over_seeds([of_heads(attention_su[s, T], s, "mass") for s in SEEDS], proportion=True))
 
 # %% [markdown]
-# **The retrieval heads.** The answer rows look at the needle in every layer, most in the first
-# (0.42 to 0.50 of their weight at $L$, on the mean over seeds).
+# **Distraction, measured.** At λ = 1 the retrieval heads' entropy climbs from 1.78 nats at $L$ to
+# 2.26, 2.87, 3.81 and 4.97 at $2L$ to $16L$, and the needle's share falls from 0.61 to 0.53, 0.47,
+# 0.37 and 0.24: ever more of the row spent on letters.
 #
-# **Distraction, measured.** At $\lambda = 1$, as the haystack grows, their entropy climbs from
-# 1.78 nats at $L$ to 2.26, 2.87, 3.81 and 4.97 at $2L$ to $16L$, and the needle's share of their
-# attention falls from 0.61 to 0.53, 0.47, 0.37 and 0.24: the same needle, and ever more of the
-# row spent on letters. This is the paper's picture, with nothing else mixed in.
+# **Su's $\log_L n$ holds the share, not the entropy.** The share stays at 0.54 to 0.57 from $2L$
+# to $16L$ (0.59 at $L$), while the entropy still rises, to 2.47 at $16L$.
 #
-# **Su's $\log_L n$ holds the needle's share, not the entropy.** Under it the share stays at 0.56,
-# 0.56, 0.57 and 0.54 at $2L$ to $16L$ (0.59 at $L$), while the entropy still rises, to 2.29 at
-# $8L$ and 2.47 at $16L$, far less than without it.
-#
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>The heads, seed by seed</summary>
 #
 # Which four heads look most differs from seed to seed (printed above), but every seed has one or
-# two of them in layer 0.
+# two of them in layer 0. The answer rows look at the needle in every layer, most in layer 0
+# (0.42 to 0.50 of their weight at $L$, on the mean; uniform attention would put 4/31 = 0.13
+# there).
 #
-# Asserted: from $L$ to $8L$ the entropy rises by more than 1 nat at $\lambda = 1$ (the lower end of
-# the interval; measured 2.03 [1.88, 2.17]); the control is the same model under $\log_L n$, whose
-# whole interval lies below that lower end (0.50 [0.33, 0.68]). And the needle's share at $8L$
-# under $\log_L n$ is within 0.1 of its share at $L$ with $\lambda = 1$ (0.61): the whole interval
-# of the paired difference, -0.04 [-0.08, -0.01], lies inside $(-0.1, 0.1)$, where at
-# $\lambda = 1$ (the control) it falls by more than 0.1 (-0.24 [-0.27, -0.21]).
+# </details>
+#
+# <details><summary>How we check it</summary>
+#
+# Asserted: from $L$ to $8L$ the entropy rises by more than 1 nat (lower end; measured 2.03 [1.88,
+# 2.17]); under $\log_L n$, the control, its whole interval lies below that (0.50 [0.33, 0.68]).
+# Under $\log_L n$ the share at $8L$ stays within 0.1 of its value at $L$ (-0.04 [-0.08, -0.01]);
+# at λ = 1, the control, it falls by more (-0.24 [-0.27, -0.21]).
 #
 # </details>
 
@@ -171,14 +150,12 @@ assert -0.1 < low and high < 0.1, (low, high)      # held
 assert seed_interval(kept["lambda = 1"])[2] < -0.1  # the control: without the rule it falls
 
 # %% [markdown]
-# ## Which temperature? Entropy, retrieval and the rules
+# ## Which λ? Entropy, retrieval and the rules
 #
-# Su derived $\log_L n$ from one requirement: keep each row's entropy where training left it. So
-# we ask the retrieval heads: at each length, which is the **smallest uniform $\lambda$ of a grid
-# that brings their entropy back to within 0.1 nats of its value at $L$**? (The smallest: past it
-# more $\lambda$ changes the entropy little, so "the closest" would be ill-posed.) Next to it: the **best-retrieving $\lambda$** (the search above),
-# **Su's $\log_L n$** (at $n$ the prompt length, what the answer rows see) and **the NoPE paper's
-# $1 + 0.397 \ln s$**, with $s = n/L$.
+# Su derived $\log_L n$ from keeping each row's entropy where training left it. For the
+# retrieval heads, the **entropy-restoring λ** is the smallest λ of a grid that brings their
+# entropy back to within 0.1 nats of its value at $L$. Next to it: the **best-retrieving λ**
+# (lesson 9's search), Su's $\log_L n$ and the NoPE paper's $1 + 0.397 \ln s$.
 
 # %%
 lams = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4, 2.8, 3.4, 4.0]
@@ -245,35 +222,29 @@ for ax in axes:
 plt.show()
 
 # %% [markdown]
-# **Restoring the entropy asks for more than retrieval wants.** The entropy-restoring $\lambda$ is
-# 1.36, 1.72 and 2.44 at $2L$, $4L$ and $8L$ (mean of the seeds); the best-retrieving one is 1.20,
-# 1.52 and 1.68, and Su's $\log_L n$ (1.20, 1.40, 1.60) sits inside its interval at every length
-# (lesson 9). The gap grows with length, to 0.76 at $8L$, where every seed overshoots. So the
-# derivation's *premise*, "hold the entropy", does not describe what this model needs, and yet
-# its *result*, a $\lambda$ growing like $\log n$, does.
+# **Restoring the entropy asks for more than retrieval wants.** The entropy-restoring λ is 1.36,
+# 1.72 and 2.44 at $2L$, $4L$ and $8L$; the best-retrieving one is 1.20, 1.52 and 1.68, with Su's
+# $\log_L n$ (1.20, 1.40, 1.60) inside its interval. The derivation's *premise*, "hold the
+# entropy", does not describe what this model needs; its *result*, a λ growing like $\ln n$, does.
+
+# %% [markdown]
+# Why: with the needle's share held, the other 40% or so of the row spreads over more letters past
+# $L$, so the entropy still rises. Forcing it down pushes the needle's share *above* its level in
+# training, which changes what the next layers read. What $\log_L n$ holds is the share.
 #
-# Why: a row's entropy counts two things, how much weight the needle gets and how evenly the rest
-# is spread over the haystack. Past $L$ the haystack holds more letters, so even with the needle's
-# share held, the remaining 40% or so spreads over more keys and the entropy rises (by up to
-# $0.4 \ln 8 \approx 0.8$ nats at $8L$). To force the entropy all the way down, $\lambda$ must push
-# the needle's share *above* what the model had in training, which changes what the next layers
-# read. What $\log_L n$ holds is the needle's share; exercise 10 shows why, in a row whose logits
-# depend only on what a key is: holding the share needs a temperature that grows like $\log n$.
-# Lesson 5's simplex model split the same way: holding the critical row's weight on itself needed
-# Su's $\log_L n$ to within 0.004, holding its entropy needed more.
+# <details><summary>The gap, seed by seed</summary>
 #
-# <details><summary>How we check it: margins and controls</summary>
+# The entropy-restoring λ is above the best-retrieving one by 0.16 at $2L$ and 0.20 at $4L$ on the
+# mean, and by 0.76 [0.35, 1.17] at $8L$, every seed above (by 0.20 to 1.20, printed below). Su's
+# $\log_L n$ sits 0.00 to 0.12 below the best-retrieving mean.
 #
-# The gap between the entropy-restoring and the best-retrieving $\lambda$ is 0.16 at $2L$ and 0.20
-# at $4L$ on the mean, and 0.76 [0.35, 1.17] at $8L$, every seed above (by 0.20 to 1.20, printed
-# below). Su's $\log_L n$ sits 0.00 to 0.12 below the best-retrieving mean (lesson 9: the interval
-# is wide enough that the NoPE rule fits too).
+# </details>
 #
-# Asserted: at $8L$ the entropy-restoring $\lambda$ is above the best-retrieving one, by at least
-# one step of the grid, on at least four of the five seeds (5 of 5 here). It is a count of signs,
-# because one seed whose entropy needs the top of the grid stretches an interval over five seeds
-# past what it can resolve; the interval is printed and read. The control is $\lambda = 1$ in its
-# place, which fails that test.
+# <details><summary>How we check it</summary>
+#
+# Asserted: at $8L$ the entropy-restoring λ is above the best-retrieving one by at least one grid
+# step on at least four of the five seeds (5 of 5 here): a count of signs, since one seed at the
+# grid's top stretches an interval over five seeds. The control, λ = 1 in its place, fails it.
 #
 # </details>
 
@@ -297,12 +268,10 @@ assert above >= len(SEEDS) - 1   # 5 of 5 here and on seeds 100-104
 assert seeds_above([1.0] * len(SEEDS), 8 * L) < len(SEEDS) - 1   # the control: lambda = 1 fails it
 
 # %% [markdown]
-# ## Cause, not correlate: sharpen some heads, not others
+# ## Cause, not correlate: which heads
 #
-# The retrieval heads lose their focus as the haystack grows, and the temperature gives it
-# back. Is that *why* retrieval returns? An intervention answers it: at $8L$ we apply the best
-# uniform $\lambda$ for $8L$ to (a) the retrieval heads only, (b) every head except them, (c)
-# the heads of one layer at a time, and compare with (d) every head and with none.
+# Is the retrieval heads' lost focus *why* retrieval fails? At $8L$ we apply the best uniform λ
+# to the retrieval heads only, every head but them, one layer at a time, every head, and none.
 
 # %%
 def sharpened(seed, where, lam):
@@ -332,27 +301,25 @@ for label in dict.fromkeys(label for label, _ in intervention):
 
 # %% [markdown]
 # **The retrieval heads do not carry the fix alone.** Sharpening only them gives 0.32 at $8L$,
-# less than half of what sharpening every head gives (0.69, from 0.14); sharpening every head
-# *except* them gives 0.45. Each part helps, and neither is enough. Layer 0 matters most: alone
-# it gives 0.51, layers 1, 2 and 3 give 0.21, 0.20 and 0.15. So distraction is not a failure of
-# one head that finds the needle: sharpening every head is what brings retrieval back, which is
-# also why a single number per model (a uniform $\lambda$, or $\log_L n$) does about as well as
-# head scaling's sixteen trained temperatures (below).
+# less than half of what every head gives (0.69, from 0.14); every head *but* them gives 0.45.
+# Layer 0 matters most (0.51 alone; layers 1 to 3: 0.21, 0.20, 0.15). Distraction is not one
+# head's failure.
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>The seeds</summary>
 #
-# Sharpened alone, the four retrieval heads retrieve from 0.16 to 0.50 depending on the seed, and
-# on no seed do they bring more than half of the gain that every head brings (seed 4 comes
-# closest, with exactly half: 0.14 of 0.28). On the mean the two parts gain 0.18 and 0.31 over
-# $\lambda = 1$ (printed below), together 0.49 of the 0.55 that sharpening every head brings.
-# Layer by layer the gains are +0.37 (layer 0), +0.07 and +0.06 (layers 1 and 2), and +0.01
-# (layer 3, about $\lambda = 1$'s 0.14).
+# Alone, the four retrieval heads retrieve 0.16 to 0.50 by seed, and on no seed bring more than
+# half of every head's gain (seed 4 comes closest, with exactly half: 0.14 of 0.28). On the mean
+# the two parts gain 0.18 and 0.31 over λ = 1, together 0.49 of the 0.55 every head brings. Layer
+# by layer the gains are +0.37, +0.07, +0.06 and +0.01.
 #
-# Asserted, on the mean over seeds: every head beats each part (the lower ends of the paired
-# intervals above 0: measured 0.37 [0.23, 0.51] over the retrieval heads only, 0.24 [0.15, 0.33]
-# over the rest), and each part beats $\lambda = 1$ (lower ends above 0: 0.18 [0.10, 0.26] and
-# 0.31 [0.16, 0.46]). A recipe whose retrieval heads carried the whole fix on most seeds would
-# fail the first.
+# </details>
+#
+# <details><summary>How we check it</summary>
+#
+# Asserted, paired over seeds: every head beats each part (lower ends above 0: 0.37 [0.23, 0.51]
+# over the retrieval heads only, 0.24 [0.15, 0.33] over the rest), and each part beats λ = 1
+# (0.18 [0.10, 0.26] and 0.31 [0.16, 0.46]). Retrieval heads that carried the whole fix would fail
+# the first.
 #
 # </details>
 
@@ -370,11 +337,23 @@ for part in ("retrieval heads only", "every head but them"):
 # %% [markdown]
 # ## Head-based scaling
 #
-# Wang et al.'s own fix trains the temperatures instead of setting them: one per layer and head,
-# and nothing else (`minilm.experiments.controlled_head_scaled`, their code's recipe: 200 steps of
-# 8 sequences at $4L$ on the task, AdamW with learning rate 0.05, warmup and cosine decay, a clamp
-# at $\lambda \ge 1$ after every step, the start at the best uniform $\lambda$ for $4L$). We score
-# it at $2L$ to $16L$ against $\lambda = 1$ and, where it was searched, the best uniform $\lambda$.
+# Wang et al.'s own fix trains one $\lambda_h$ per layer and head, and nothing else: 200 steps at
+# $4L$, started at the best uniform λ for $4L$, clamped at $\lambda_h \ge 1$
+# (`minilm.experiments.controlled_head_scaled`).
+#
+# ![Head scaling: one multiplier λ_h per head, trained at 4L while the model is frozen, started
+# at the best uniform λ and kept at or above 1; the learned λ_h differ by head, large on retrieval
+# heads and others alike](figures/head_scaling.svg)
+#
+# *On seed 0 the sixteen $\lambda_h$ end between 1.01 and 2.05 (printed below as "learned
+# temperatures"); the largest is not on a retrieval head.*
+#
+# <details><summary>The recipe</summary>
+#
+# Their code's recipe: 8 sequences of $4L$ per step, AdamW at learning rate 0.05 with warmup and
+# cosine decay, the clamp applied after every step. We score it at $2L$ to $16L$.
+#
+# </details>
 
 # %%
 T4 = 4 * L
@@ -405,22 +384,23 @@ print("learned temperatures, seed " + str(SEEDS[0]) + " (layers down, heads acro
 print(paper[SEEDS[0]].temperature.detach().cpu().numpy().round(2))
 
 # %% [markdown]
-# Head scaling learns temperatures that differ by head (from 1.01 to 2.05 on seed 0, printed
-# above). At its target length, $4L$, it retrieves 0.86, a little ahead of the best uniform
-# $\lambda$ it starts from (0.81); at $2L$ and $8L$ the two tie. At $16L$, four times past where
-# it was trained, it keeps 0.48, where lesson 9's rules, which grow with the length, kept 0.63 to
-# 0.67: temperatures fitted at one length stay what they were fitted to be. (The paper trains
-# head scaling at the length it targets.)
+# At $4L$, where it was trained, head scaling retrieves 0.86, a little ahead of the best uniform λ
+# it starts from (0.81); at $2L$ and $8L$ the two tie. At $16L$ it keeps 0.48, where lesson 9's
+# rules, which grow with length, kept 0.63 to 0.67: a $\lambda_h$ fitted at one length stays
+# there. (The paper trains it at the length it targets.)
 #
-# <details><summary>How we check it: margins and controls</summary>
+# <details><summary>The seeds</summary>
 #
-# At $4L$ head scaling is ahead of the best uniform $\lambda$ on every seed, by 0.01 to 0.10; in this
-# run the paired interval, 0.05 [0.02, 0.09], lies above 0, a small lead that we read but do not
-# assert (five seeds on another machine need not resolve it). At $2L$ and $8L$ the two tie within
+# At $4L$ head scaling is ahead of the best uniform λ on every seed, by 0.01 to 0.10 (paired:
+# 0.05 [0.02, 0.09]), a small lead we read but do not assert. At $2L$ and $8L$ the two tie within
 # the seeds' spread (-0.03 [-0.07, 0.01] and 0.03 [-0.02, 0.07]).
 #
-# Asserted: head scaling beats $\lambda = 1$ at $4L$ by more than 0.1 (the lower end of the paired
-# interval; measured 0.38 [0.30, 0.46], printed below; the control is $\lambda = 1$ itself, 0).
+# </details>
+#
+# <details><summary>How we check it</summary>
+#
+# Asserted: head scaling beats λ = 1 at $4L$ by more than 0.1 (the lower end of the paired
+# interval; measured 0.38 [0.30, 0.46], printed below). The control, λ = 1 itself, gives 0.
 #
 # </details>
 
@@ -433,13 +413,18 @@ assert seed_interval(head_gain)[1] > 0.1
 # %% [markdown]
 # ## Its clamp and its start, where they can show
 #
-# Now Wang et al.'s Table 4 on these models: the paper's recipe against the same without the
-# clamp, and the same started at $\lambda = 1$, at budgets of 10, 25, 50 and 200 steps (10 warmup
-# steps to the learning rate 0.05, then cosine decay to the end of each budget, so the 10-step
-# runs are warmup only). Small budgets are where the details can bind: a start at 1 is 0.4-0.8
-# away from where the temperatures need to be. We score exact match at $4L$, where the
-# temperatures were trained, and note the lowest temperature each run ends with (below 1 only
-# without the clamp).
+# Wang et al.'s Table 4: average passkey accuracy 81 with both details, 53 without the clamp
+# (their "focus constraint"), 26 starting at 1. We run the three recipes for 10, 25, 50 and 200
+# steps, score exact match at $4L$, and note each run's lowest $\lambda_h$ (printed as "lowest
+# temperature").
+#
+# <details><summary>The clamp in their units; the budgets</summary>
+#
+# Their constraint keeps every scale at or above $1/\sqrt{d_k}$: $\lambda_h \ge 1$ in our units.
+# Each budget has 10 warmup steps to the learning rate 0.05, then cosine decay, so the 10-step
+# runs are warmup only. A start at 1 is 0.4-0.8 below the searched start.
+#
+# </details>
 
 # %%
 recipes = {"paper: start at best, clamp": (None, True), "no clamp": (None, False),
@@ -508,52 +493,42 @@ for steps in budgets:
 
 # %% [markdown]
 # **The start matters only when the budget is tiny.** After 10 steps, starting at the best uniform
-# $\lambda$ retrieves 0.82 at $4L$ against 0.73 from $\lambda = 1$; after 25 steps the gap is 0.03,
-# and from 50 steps on at most a few hundredths. Why only then: Adam moves each temperature by at
-# most about the learning rate per step, and the 10-step runs are warmup only (the rate climbs to
-# 0.05), so in 10 steps a temperature travels at most about 0.3, less than the 0.4 to 0.8 from 1
-# to the searched start. A few dozen steps cover that distance.
+# λ retrieves 0.82 at $4L$, against 0.73 from 1; after 25 steps the gap is 0.03, and from 50 on at
+# most a few hundredths (question 6 says why).
 #
-# **The clamp hardly mattered for retrieval.** It binds only after 200 steps: without it the
-# lowest temperature then falls to 0.67 (mean over seeds; 1.04 with the clamp), and exact match
-# drops by 0.01. Before that no temperature goes below 1, so with and without the clamp are the
-# same run. The heads that want less than 1 are presumably heads retrieval does not need
-# (question 5).
+# **The clamp hardly mattered.** It binds only after 200 steps: without it the lowest
+# $\lambda_h$ falls to 0.67 on the mean (1.04 with it), and exact match drops by 0.01.
+
+# %% [markdown]
+# **Table 4 did not reproduce here**: we see the start's effect only at 10 steps, where five
+# seeds do not resolve it, and the clamp's hardly at all. Their model is about a billion
+# parameters, fine-tuned for 18K tokens. What this task shows is the mechanism: the start is a
+# head start, worth most when the budget cannot cover the distance from 1.
 #
-# **Against the paper's Table 4** (81 with both details, 53 without the constraint, 26 without the
-# start): we see the start's effect only at 10 steps, and the clamp's hardly at all. Their setting
-# differs: a model of about a billion parameters fine-tuned for 18K tokens, and starts of 1.6 to
-# 1.7 (their code's run script for 8K, and the checkpoint names of the ablation in
-# `fig/fig_passkey.ipynb`), where ours are 1.4 to 1.8. What this task shows is the mechanism: the
-# start is a head start, worth most when the budget cannot cover the distance from 1.
+# <details><summary>Their starts</summary>
 #
-# <details><summary>How we check it: margins and controls</summary>
+# Their starts are 1.6 to 1.7 (their code's run script for 8K, and the checkpoint names of the
+# ablation in `fig/fig_passkey.ipynb`); ours are 1.4 to 1.8.
 #
-# The start: the paired difference is 0.09 [-0.01, 0.19] after 10 steps and 0.03 [-0.02, 0.07]
-# after 25. How big the 10-step cost is, five seeds do not pin down. It differs a lot from seed
-# to seed (-0.02 to 0.20 in the stored run: seeds 0 and 4 lose 0.20, seed 1 gains 0.02), and even
-# the stored run's interval reaches below 0; the same seeds trained with other CPU kernels (other
-# rounding, other weights) gave 0.10 [-0.01, 0.21] with AVX2 and 0.11 [0.02, 0.20] with none. So we
-# print it and do not assert it. What holds on every machine we tried is that it is gone by 200
-# steps; at 50 it is 0.00 to 0.02 on the mean, but one seed can still lose a few hundredths there
-# (0.04, seed 2, in the stored run; 0.07 with other kernels).
+# </details>
 #
-# The clamp: without it exact match drops by 0.01 [0.00, 0.02] after 200 steps (0.03 at most, on
-# seed 2). At 10, 25 and 50 steps the lowest temperatures are 1.33, 1.19 and 1.12 on the mean, and
-# no temperature of any seed goes below 1.
+# <details><summary>The seeds</summary>
 #
-# Asserted:
-# - after 200 steps the start no longer matters: the paired difference between the paper's start
-#   and the start at 1 stays within 0.05 either way (its whole interval; measured 0.00 [-0.00,
-#   0.01]); the control is head scaling against $\lambda = 1$ at $4L$ (0.38 [0.30, 0.46], above),
-#   which fails the same test;
-# - the clamp binds after 200 steps (some seed's unclamped run ends with a temperature below 1;
-#   the budgets where it binds are printed below), and at every budget where it binds, dropping
-#   the clamp changes exact match by less than 0.05 (the whole paired interval); the control is
-#   the same as above;
-# - without the clamp, the lowest temperature after 200 steps is below 1 on the mean (0.67), so
-#   the clamp has something to hold back (with it the temperatures cannot go below 1); the control
-#   is the same run after 10 steps, whose lowest temperature stays above 1 (1.33).
+# The start: the paired difference is 0.09 [-0.01, 0.19] after 10 steps (from -0.02 to 0.20 by
+# seed: seeds 0 and 4 lose 0.20, seed 1 gains 0.02), so it is printed, not asserted; 0.03 [-0.02,
+# 0.07] after 25; at 50 one seed still loses 0.04 (seed 2). The clamp: 0.01 [0.00, 0.02] after 200
+# steps (at most 0.03, seed 2); after 10, 25 and 50 steps the lowest $\lambda_h$ are 1.33, 1.19 and
+# 1.12 on the mean, and none of any seed is below 1.
+#
+# </details>
+#
+# <details><summary>How we check it</summary>
+#
+# Asserted: after 200 steps the start's paired difference lies within ±0.05 (0.00 [-0.00, 0.01]);
+# where the clamp binds (200 steps), dropping it changes exact match by less than 0.05; head
+# scaling against λ = 1 (0.38 [0.30, 0.46]) is the control that fails both. Without the clamp the
+# lowest $\lambda_h$ after 200 steps is below 1 (0.67); after 10 steps, the control, it is not
+# (1.33).
 #
 # </details>
 
@@ -576,32 +551,36 @@ assert lowest[200] < 1, lowest   # measured 0.67-0.93 on five sets of seeds, ker
 assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps fails (1.28-1.34)
 
 # %% [markdown]
-# ## Our numbers next to the sources'
+# <details><summary>Our numbers next to the sources'</summary>
 #
-# | | the source | here (controlled task, CPU profile, 5 seeds) |
-# |---|---|---|
-# | distraction | entropy grows with length; a temperature restores it (Wang et al. 2024) | retrieval heads' entropy 1.78 nats at $L$, 3.81 at $8L$; needle share 0.61 to 0.37 |
-# | $\log_L n$ holds the entropy (Su 2021) | derived from constant entropy | it holds the needle share (0.57 at $8L$), not the entropy (up 0.50 nats); restoring the entropy takes $\lambda$ = 2.44 at $8L$, retrieval wants 1.68 |
-# | which heads | the temperature acts on distracted heads (Wang et al. 2024) | every head: retrieval heads alone 0.32 at $8L$, the other twelve 0.45, all 0.69 |
-# | head scaling | best of their fixes, competitive with RoPE extensions (Wang et al. 2024) | 0.86 at $4L$ against 0.81 for its start; 0.48 at $16L$, below the rules' 0.63-0.67 |
-# | without the constraint / the initialisation | passkey 81 to 53 / 26 (Wang et al. 2024, Table 4) | no clamp: 0.01 less after 200 steps; start at 1: 0.09 less after 10 steps (not resolved), gone by 200 |
+# - **Distraction.** Wang et al. 2024: entropy grows with length; a multiplier restores it. Here:
+#   the retrieval heads' entropy is 1.78 nats at $L$, 3.81 at $8L$; needle share 0.61 to 0.37.
+# - **$\log_L n$ holds the entropy** (Su 2021, derived from constant entropy). Here: it holds the
+#   needle share (0.57 at $8L$), not the entropy (up 0.50 nats); restoring the entropy takes
+#   λ = 2.44 at $8L$, retrieval wants 1.68.
+# - **Which heads.** Wang et al. 2024: the multiplier acts on distracted heads. Here: every head
+#   matters; the retrieval heads alone give 0.32 at $8L$, the other twelve 0.45, all 0.69.
+# - **Head scaling.** Wang et al. 2024: best of their fixes, competitive with RoPE extensions.
+#   Here: 0.86 at $4L$ against 0.81 for its start; 0.48 at $16L$, below the rules' 0.63-0.67.
+# - **Without the constraint / the initialisation.** Wang et al. 2024, Table 4: passkey 81 to 53 /
+#   26. Here: no clamp, 0.01 less after 200 steps; start at 1, 0.09 less after 10 steps (not
+#   resolved), gone by 200.
+#
+# </details>
 #
 # ## Takeaways
 #
-# - Inside lesson 9's models, distraction shows where the answer is read: the retrieval heads'
-#   entropy climbs from 1.78 nats at $L$ to 3.81 at $8L$ and their needle share falls from 0.61 to
-#   0.37; Su's $\log_L n$ holds the share (0.57 at $8L$), not the entropy.
-# - Restoring the entropy would take $\lambda = 2.44$ at $8L$, where retrieval wants 1.68: what the
-#   right temperature holds is the needle's share, and it must act on every head (the four
-#   retrieval heads alone give 0.32 at $8L$, every head 0.69).
-# - Head scaling is a little ahead of the best uniform $\lambda$ where it was trained (0.86 against
-#   0.81 at $4L$) but generalizes less far (0.48 at $16L$, the rules 0.63-0.67); its clamp hardly
-#   mattered (0.01), and its start only at tiny budgets (0.09 at 10 steps, not resolved).
+# - Past $L$ the retrieval heads' needle share falls (0.61 at $L$, 0.37 at $8L$) and their entropy
+#   climbs; Su's $\log_L n$ holds the share (0.57), not the entropy.
+# - Restoring the entropy would take λ = 2.44 at $8L$, where retrieval wants 1.68; and the fix
+#   must act on every head (retrieval heads alone: 0.32; all: 0.69).
+# - Head scaling edges the best uniform λ where trained (0.86 against 0.81 at $4L$) but keeps less
+#   at $16L$ (0.48); unlike Table 4, its clamp hardly mattered, its start only at 10 steps.
 #
 # ## Check your understanding
 #
 # 1. The retrieval heads' entropy rises by about 2 nats from $L$ to $8L$. How much would uniform
-#    attention's rise over the same lengths? What does the comparison say?
+#    attention's rise, and what does that say?
 #
 #    <details><summary>Answer</summary>
 #
@@ -614,8 +593,7 @@ assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps 
 #
 #    </details>
 #
-# 2. Su's rule holds the needle's share but lets the entropy rise by 0.50 nats at $8L$. Where does
-#    that entropy come from? (Hint: exercise 10's second "going further".)
+# 2. Under Su's rule the entropy still rises by 0.50 nats at $8L$. Where does it come from?
 #
 #    <details><summary>Answer</summary>
 #
@@ -627,9 +605,8 @@ assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps 
 #
 #    </details>
 #
-# 3. Sharpening the four retrieval heads alone brings less than half the gain. Name an
-#    experiment that would tell whether the other heads matter because they also read the
-#    needle, or because they feed the retrieval heads.
+# 3. Sharpening every head but the retrieval heads gives 0.45 at $8L$. What experiment would tell
+#    whether those heads read the needle themselves or feed the retrieval heads?
 #
 #    <details><summary>Answer</summary>
 #
@@ -643,14 +620,13 @@ assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps 
 #
 #    </details>
 #
-# 4. Head scaling keeps 0.48 at $16L$, the rules 0.63-0.67. How would you train head scaling so
-#    that it generalizes in length as the rules do? (Hint: what would you learn instead of one
-#    number per head?)
+# 4. What would you train instead of one number per head, to generalize in length as the rules
+#    do?
 #
 #    <details><summary>Answer</summary>
 #
-#    Learn a temperature that depends on the length: one slope per head,
-#    $\lambda_h(n) = 1 + c_h \ln(n/L)$ (or $c_h \log n$, Scalable-Softmax's form), instead of one
+#    A multiplier that depends on the length: one slope per head,
+#    $\lambda_h(n) = 1 + c_h \ln(n/L)$ (or $c_h \ln n$, Scalable-Softmax's form), instead of one
 #    number per head, and train it on several target lengths at once ($2L$, $4L$, $8L$), so the
 #    slope is pinned down rather than one value at $4L$. It would then extrapolate along $\ln n$ as
 #    the rules do. Test: exact match at $16L$; near the rules' 0.63-0.67 would say the length
@@ -658,30 +634,32 @@ assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps 
 #
 #    </details>
 #
-# 5. Without the clamp some temperatures fall below 0.7 and almost nothing is lost (0.01). Design
-#    a measurement that checks whether those heads matter for anything at all.
+# 5. Without the clamp some $\lambda_h$ fall below 0.7 at a cost of 0.01. How would you check
+#    whether those heads matter at all?
 #
 #    <details><summary>Answer</summary>
 #
 #    Ablate them. For each head that ends below 1 without the clamp, replace its output by its mean
 #    over prompts (or its attention by uniform attention) and measure exact match at $4L$ and at
 #    $L$, and the loss on the answer digits. Control: the same ablation of a retrieval head, which
-#    should hurt. If ablating the low-temperature heads changes nothing, they do not matter for this
-#    task, which explains why the clamp hardly did either; if it hurts, they matter but do not
-#    need to be sharp in this range.
+#    should hurt. If ablating the low-λ heads changes nothing, they do not matter for this task,
+#    which explains why the clamp hardly did either; if it hurts, they matter but do not need to be
+#    sharp in this range.
 #
 #    </details>
 #
-# 6. Exercise 10 asks you to compute the needle's share of a content-only row and the
-#    temperature that holds it.
+# 6. Why does head scaling's start matter after 10 steps but not after 200?
 #
 #    <details><summary>Answer</summary>
 #
-#    Exercise 10's row sees $n$ keys, $k$ of them the needle's with logit $u$ (the exercise's `s`),
-#    the rest 0. The share is $m = k e^{\lambda u}/(k e^{\lambda u} + n - k)$, and solving for the
-#    temperature gives $\lambda = \ln\big(m(n-k)/((1-m)k)\big)/u$: it grows by $\ln 2/u$ each time
-#    the filler doubles, like $\log n$, the form of Su's rule.
+#    Adam moves each $\lambda_h$ by at most about the learning rate per step, and the 10-step runs
+#    are warmup only (the rate climbs to 0.05), so in 10 steps a $\lambda_h$ travels at most about
+#    0.3. From 1 it cannot reach where retrieval wants it, 0.4 to 0.8 higher (the searched starts
+#    are 1.4 to 1.8 at $4L$): 0.73 against 0.82. A few dozen steps cover that distance: the gap is
+#    0.03 after 25 steps and 0.00 after 200.
 #
 #    </details>
 #
-# Next, lesson 11: the same task with text as the filler, where other failures join distraction.
+# **Exercise:** `exercises/10_why_it_works.ipynb`: the λ that holds a needle's share.
+#
+# Next, lesson 11: text as the filler.

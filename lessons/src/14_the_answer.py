@@ -1,49 +1,42 @@
 # %% [markdown]
 # # Lesson 14 — The answer: why attention fails past its training length, and what fixes it
 #
-# **Model and length.** No new model: the numbers below are lessons 1-13's stored runs (each names
-# its lesson). $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons 6-13.
+# **Model and length.** No new model: the numbers are lessons 1-13's stored runs, each naming its
+# lesson. $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons 6-13.
 #
-# **Time.** About 20 minutes to read; a few seconds to run.
+# **Time.** About 15 minutes to read; a few seconds to run.
 #
-# The course asked: *a model trained at length $L$ reads a longer (or shorter) sequence; why does
-# its attention fail, and how do we fix it?* The answer: four failures and their fixes, the
-# design that holds, a scoreboard of what reproduced at our size, the same idea in production,
-# and a guide for a model of your own.
+# **Which failure, which fix.** All four, with their fixes; what reproduced at our size; a guide
+# for a model of your own.
+#
+# *Numbers in the text are the stored runs'; yours will differ a little
+# ([how the course checks itself](checking.md)).*
 
 # %% [markdown]
 # ## The answer in one paragraph
 #
+# ![The four failures past L, one panel each, as the paragraph below lists
+# them](figures/course_map.svg)
+#
 # Attention fails past $L$ when something it computes depends on the length in a way training
-# never showed it. Three such things, three failures: **(1)** a normaliser tied to the length
-# ($\mathrm{relu}^2/n$ with $n$ the length) divides by a number that grows with $n$, while the
-# attention it normalises does not ($Z_i = O(k)$: a trained query reads a handful of keys);
-# **(2)** RoPE's rotations past $L$ are angles the model has never seen, so the scores it learned
-# to read no longer mean what they meant; **(3)** with no position encoding, nothing breaks outright, but every extra key takes a
-# share of the softmax: attention spreads out (its entropy rises) and the one key that matters
-# loses its weight, *distraction*. The fixes follow: normalise by the row's own sum (softmax),
-# or keep $n$ fixed; keep RoPE's angles in range (interpolate, or YaRN) or drop RoPE; and
-# multiply the logits by a $\lambda$ that grows like $1 + c \ln s$ ($s = n/L$; $\lambda$ is the logit
-# multiplier of lessons 7-12, an inverse temperature), which holds the needle's share of attention
-# as the haystack grows. **(4)** NoPE also *counts* positions through the causal mask, and past
-# $L$ its counts, and the states its layers build from them, are as new as RoPE's angles: no
-# temperature changes a count. A sliding window does: a RoPE layer that sees only its last
-# $w \le L$ keys is in range at any length, and global NoPE layers between the windows read far
-# back, with the temperature for their distraction (lesson 13). That layout is the design that
-# holds, and the one production models use.
+# never showed it: **(1)** a divisor $n$ that grows while a row's real sum does not ($Z_i = O(k)$);
+# **(2)** RoPE angles never seen; **(3)** a softmax row where every extra key takes a share, so
+# the key that matters loses its weight (*distraction*); **(4)** with no position encoding,
+# counts of positions never seen. The fixes keep what the model learned in range: the row's own
+# sum or a fixed $n$; RoPE's angles rescaled; logits times $\lambda \approx 1 + c \ln s$
+# ($s = n/L$); windowed RoPE layers that never count past $L$, global NoPE layers to read far.
 
 # %% [markdown]
 # ## The third failure, in one row of attention
 #
-# Distraction needs no trained model to be seen. Take one row of softmax attention: the needle
-# (the key that matters) has logit $S$, the other $n - 1$ keys logit 0. Its share of the row is
+# One row of softmax attention: the needle (the key that matters) has logit $S$, the other
+# $n - 1$ keys logit 0. Its share of the row is
 #
 # $$a_{\text{needle}}(n) = \frac{e^{\lambda S}}{e^{\lambda S} + n - 1}.$$
 #
 # With $\lambda = 1$ the share falls like $1/n$. With $\lambda = \log_L n$ (Su) or
-# $1 + 0.397 \ln(n/L)$ (the NoPE fit), $e^{\lambda S}$ grows like a power of $n$ and keeps pace
-# with the $n - 1$ rivals. $S$ is chosen so that the needle holds 0.6 of the row at $L = 32$, about
-# what lesson 10's retrieval heads gave it in range.
+# $1 + 0.397 \ln(n/L)$ (the NoPE fit), $e^{\lambda S}$ grows like a power of $n$ and keeps pace.
+# $S$ gives the needle 0.6 of the row at $L = 32$, as lesson 10's retrieval heads did.
 
 # %%
 import math
@@ -76,12 +69,9 @@ for name, values in share.items():
     print(f"{name:<32} share at L {values[at[L]]:.2f}, at 8L {values[at[8 * L]]:.2f}")
 
 # %% [markdown]
-# At $8L$ the needle keeps 0.15 of the row with $\lambda = 1$, against 0.60 at $L$; Su's rule keeps
-# 0.65 and the NoPE fit, which sharpens more, 0.81. That is the whole mechanism of the third fix, and lesson 10 found it in
-# trained models: the retrieval heads' share of the needle fell with length, and $\log_L n$ held it.
-# (The entropy of the row is another matter: it still rises, because the rest of the row spreads
-# over more keys; lesson 10 showed that restoring the entropy would ask for more than retrieval
-# wants.)
+# At $8L$ the needle keeps 0.15 of the row with $\lambda = 1$, against 0.60 at $L$; Su's rule
+# keeps 0.65 and the NoPE fit, which sharpens more, 0.81: the third fix's mechanism, which
+# lesson 10 found in trained models.
 
 # %%
 # The algebra above, checked (no model, no randomness): the share at 8L falls below half its value
@@ -91,7 +81,16 @@ for name in list(rules)[1:]:
     assert share[name][at[8 * L]] > share[name][at[L]] - 0.05, name
 
 # %% [markdown]
-# ## Four failures, measured
+# ## Four failures, four fixes
+#
+# | failure | its fix | what the fix bought here |
+# |---|---|---|
+# | (1) a divisor that grows: relu²$/n$ | $n$ fixed, or each row divided by its own sum | every fix 9.5-28 accuracy points above none at $L/8$-$L/4$ (lesson 4) |
+# | (2) RoPE's angles never trained | YaRN or NTK zero-shot; PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.959 nats, plain RoPE 2.863 (lesson 7) |
+# | (3) distraction | logits times $\lambda \approx 1 + c \ln s$ | retrieval at $8L$ from 0.14 to 0.67-0.70 with any rule (lesson 9) |
+# | (4) counts never seen | windowed RoPE layers, global NoPE layers between them | text loss 1.319 at $L$, 1.334 at $16L$; retrieval 0.94 at $16L$ (lesson 13) |
+#
+# <details><summary>Each failure measured, and each fix, in more numbers</summary>
 #
 # | failure | where it shows | measured here (stored runs) |
 # |---|---|---|
@@ -100,8 +99,6 @@ for name in list(rules)[1:]:
 # | **distraction**: more keys share the softmax, the needle's share falls | NoPE past $L$ | entropy rises faster than uniform attention's (2.40-2.47 against 2.06 nats; lesson 6); retrieval 0.97 in range, 0.85 / 0.48 / 0.14 at $2L$ / $4L$ / $8L$ (lesson 9); the retrieval heads' entropy 1.78 nats at $L$, 3.81 at $8L$, their needle share 0.61 to 0.37 (lesson 10) |
 # | **counts never seen**: NoPE counts positions through the causal mask, and past $L$ its layers build states from counts training never made | NoPE past $L$ | at $8L$-$16L$ one of its layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1); on text the best temperature takes back only 15-31% of the excess loss, where $\log_L n$ takes back 0.69 of lost retrieval at $8L$ (lesson 13) |
 #
-# ## The fix for each, and what it bought here
-#
 # | failure | the fix | what it bought here |
 # |---|---|---|
 # | normaliser tied to $n$ | keep $n$ fixed (Su); or divide each row by its own sum, as softmax does | every fix 9.5-28 accuracy points above "no fix" at $L/8$-$L/4$; past $L$ ($2L$) the row-sum variants hold best: softmax 59.7 and 55.0%, relu²/row sum 56.1 and 48.6%, $n$ fixed 45.3 and 43.4% (lesson 4) |
@@ -109,12 +106,53 @@ for name in list(rules)[1:]:
 # | distraction | multiply the logits by $\lambda \approx 1 + c \ln s$: Su's $\log_L n$, the NoPE fit $c = 0.397$, a searched $\lambda$, or one trained $\lambda_h$ per head | retrieval at $8L$ from 0.14 to 0.67-0.70 with any rule, no training (lesson 9); text loss at 4x-8x lower by 0.10-0.34 nats (lesson 7); head scaling a little ahead where it was trained (lesson 10) |
 # | counts never seen | a sliding window of $w \le L$ keys on the RoPE layers, global NoPE layers between them (Su's HWFA; Llama 4; Command A), $\log_L n$ on the global layers for their distraction | text loss 1.319 nats at $L$, 1.334 at $16L$ (NoPE 3.188, RoPE 4.297); retrieval at $16L$ 0.94, 0.98 with $\log_L n$, NoPE with $\log_L n$ 0.64 (lesson 13) |
 #
-# ## What did not reproduce at this size
+# </details>
+#
+# ## One idea in production: logits × (1 + c ln s)
+#
+# Every length rule in use multiplies the logits by about $1 + c \ln s$ (lesson 8): Llama 4 on
+# its NoPE layers, Qwen on every layer past its trained length, YaRN with RoPE's angles rescaled.
+#
+# <details><summary>The rules, their sources and their slopes c</summary>
+#
+# | who | where the multiplier acts | $c$ |
+# |---|---|---|
+# | Su, entropy invariance (kexue.fm/archives/8823, 2021; the 2022 post) | $\log_L n$ on every logit, $L$ the training length (512 in the post) | $1/\ln L$: 0.16 at $L = 512$ |
+# | Wang et al. 2024, NoPE (its code, AntNLP/nope_head_scale) | a fitted $1 + 0.397 \ln(i/L)$ at position $i$; or one trained $\lambda_h$ per head | 0.397 |
+# | Qwen-7B "logn attention" (`modeling_qwen.py`, at inference only) | $\log_N n$ past $N$, the config's `seq_length` (2048 in the first release) | $1/\ln 2048 \approx 0.13$ |
+# | Llama 4 (its reference code), in its NoPE layers only | $1 + 0.1 \ln(1 + \lfloor (pos + 1)/8192 \rfloor)$, at inference | 0.1, in steps |
+# | YaRN (Peng et al. 2023; Hugging Face's `_compute_yarn_parameters`) | $q$ and $k$ each by $0.1 \ln s + 1$, with its frequency ramp | about 0.2 |
+# | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \log n$, $c_h$ learned per head in pretraining | learned |
+#
+# </details>
+#
+# ## If you have a model to extend
+#
+# A rough guide from what the course measured (at a billion parameters, the sources' numbers
+# are the better guide):
+#
+# | your model | no training budget | a small budget at the target length |
+# |---|---|---|
+# | relu² divided by a fixed $n$ (GAU) | keep $n$ fixed (lessons 2-4) | fine-tune, $n$ still fixed |
+# | softmax, RoPE | YaRN or NTK zero-shot (lessons 7, 11); $\lambda$ alone does not help (lesson 9) | fine-tune with PI or YaRN (lessons 7, 11) |
+# | softmax, NoPE | $\lambda = 1 + c \ln s$, $c \approx 0.4$, or $\log_L n$ (lessons 7-10) | head scaling from the searched $\lambda$, clamped at 1 (lessons 7, 10) |
+# | still to be pretrained | the hybrid: windowed RoPE layers ($w$ well below $L$), global NoPE layers with $\log_L n$ (lesson 13) | |
+#
+# ## The replication scoreboard
+#
+# Every headline claim of the two sources and of Su's HWFA, against what we measured:
+# **12 reproduced, 4 partly, 4 not at this size** (of 20). *Reproduced* means the direction and
+# mechanism showed, not the source's magnitude. Not at our size: a fixed $n$'s lead after
+# fine-tuning, most of entropy invariance's gain, NoPE's longer reach by the extension ratio,
+# head scaling's clamp and start, and head-scaled NoPE level with RoPE's fine-tuned extensions.
+#
+# <details><summary>What did not reproduce, and why</summary>
 #
 # - **Keeping $n$ fixed after fine-tuning** (Su, 2022): clear zero-shot and after 50 steps, a tie
 #   within 0.01 nats after 300 (lesson 2): a tiny model re-learns its scale quickly.
 # - **Entropy invariance's gain** (Su, 2021: +4.6 to +11 points): +1.2 to +1.9 points at $4L$-$8L$
-#   in our masked LM, none at $2L$ (lesson 5); it holds the entropy much better than it buys accuracy.
+#   in our masked LM, none at $2L$ (lesson 5); it holds the entropy much better than it buys
+#   accuracy.
 # - **NoPE extends further than RoPE by the extension ratio** (Wang et al.: +20% against +10%): the
 #   ratio is 1.0 for every model here, the floor of the measure; what separates them is how fast
 #   the loss rises just past $L$ (lessons 6, 12).
@@ -126,42 +164,7 @@ for name in list(rules)[1:]:
 # - **Mixed into text**, the temperature's gain on retrieval is small and differs between seeds
 #   (lesson 11): text filler mixes other failures with distraction.
 #
-# ## One idea in production: logits × (1 + c ln s)
-#
-# Every length rule in use multiplies the logits by about $1 + c \ln s$, $s$ the length ratio
-# (lesson 8 plots them side by side; $c$ as each source gives it):
-#
-# | who | where the multiplier acts | $c$ |
-# |---|---|---|
-# | Su, entropy invariance (kexue.fm/archives/8823, 2021; the 2022 post) | $\log_L n$ on every logit, $L$ the training length (512 in the post) | $1/\ln L$: 0.16 at $L = 512$ |
-# | Wang et al. 2024, NoPE (its code, AntNLP/nope_head_scale) | a fitted $1 + 0.397 \ln(i/L)$ at position $i$; or one trained $\lambda_h$ per head | 0.397 |
-# | Qwen-7B "logn attention" (`modeling_qwen.py`, at inference only) | $\log_N n$ past $N$, the config's `seq_length` (2048 in the first release) | $1/\ln 2048 \approx 0.13$ |
-# | Llama 4 (its reference code), in its NoPE layers only | $1 + 0.1 \ln(1 + \lfloor (pos + 1)/8192 \rfloor)$, at inference | 0.1, in steps |
-# | YaRN (Peng et al. 2023; Hugging Face's `_compute_yarn_parameters`) | $q$ and $k$ each by $0.1 \ln s + 1$, with its frequency ramp | about 0.2 |
-# | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \log n$, $c_h$ learned per head in pretraining | learned |
-#
-# Two of these are the course's third fix shipped in production: Llama 4 puts a temperature on
-# the attention of its layers *without* position encoding (its RoPE layers get none), Qwen puts
-# Su's $\log_L n$ on every layer past its trained length. YaRN combines the second fix (RoPE's
-# angles kept in range) with the third.
-#
-# ## If you have a model to extend
-#
-# A rough guide, from what the course measured and what the sources report (the lessons named
-# hold the measurements; at a billion parameters, the sources' numbers are the better guide):
-#
-# | your model | no training budget | a small budget at the target length |
-# |---|---|---|
-# | relu² attention divided by a fixed $n$ (GAU) | keep $n$ fixed at its training value (lessons 2-4) | fine-tune with $n$ still fixed; or pretrain with softmax or a row sum instead (lesson 4) |
-# | softmax, RoPE | YaRN zero-shot, or NTK-aware scaling (lessons 7, 11); a temperature alone does not help RoPE (lesson 9) | fine-tune with PI or YaRN at the target length (lessons 7, 11) |
-# | softmax, no position encoding (NoPE) | a temperature growing like $1 + c \ln s$: $c \approx 0.4$ (the NoPE fit) or Su's $\log_L n$ (lessons 7-10) | head-based scaling at the target length, started at the searched uniform $\lambda$, clamped at 1 (lessons 7, 10) |
-# | a model still to be pretrained | the hybrid: RoPE layers with a window $w \le L$, global NoPE layers between them, $\log_L n$ on the global layers past $L$ (lesson 13); or mixed lengths (lesson 4), or a learned temperature (Scalable-Softmax, lesson 8) | |
-#
-# ## The replication scoreboard
-#
-# Every headline claim of the two sources, and of Su's HWFA, next to what this course measured
-# at its size: **12 reproduced, 4 partly, 4 not at this size** (of 20). The verdicts are ours:
-# *reproduced* means the direction and the mechanism showed, not the source's magnitude.
+# </details>
 #
 # <details><summary>The scoreboard: every claim, the source's number, ours, the verdict</summary>
 #
@@ -198,16 +201,12 @@ for name in list(rules)[1:]:
 #
 # ## Takeaways
 #
-# - Attention fails past its training length where something it computes depends on the length
-#   in a way training never showed it: a normaliser tied to $n$, RoPE angles never seen, or, with
-#   no position encoding, a softmax row that spreads over more keys (distraction) and counts of
-#   positions never seen.
-# - Each failure has its fix, and they share one idea: keep what the model learned in range. A
-#   row's own sum for the normaliser; angles kept in range for RoPE; for distraction, logits
-#   multiplied by $\lambda \approx 1 + c \ln s$, which holds the needle's share of the row; for
-#   counting, a window that never counts past $L$, with global NoPE layers to read far back.
-# - Tiny models reproduce the mechanisms and the directions, not every size: where a source's
-#   number did not show here, the lesson that measured it says so, and why (scale, setting, budget).
+# - Attention fails past $L$ where something it computes depends on the length in a way training
+#   never showed: a divisor tied to $n$, RoPE angles, a softmax row's spread, NoPE's counts.
+# - Every fix keeps what the model learned in range: a row's own sum, rescaled angles,
+#   $\lambda \approx 1 + c \ln s$ for the needle's share, windows that never count past $L$.
+# - Tiny models reproduce the mechanisms and directions, not every size; the scoreboard says
+#   which, and the lesson that measured each says why.
 #
 # ## Check your understanding
 #
@@ -237,23 +236,22 @@ for name in list(rules)[1:]:
 #
 #    </details>
 #
-# 3. Which of the course's three failures could a bigger model simply learn its way out of, and
-#    which not?
+# 3. Which of the course's four failures could a bigger model simply learn its way out of?
 #
 #    <details><summary>Answer</summary>
 #
-#    None of them by size alone, because each is about inputs the model never saw: a divisor $n$
-#    other than the one it trained with, angles past $L$, rows with more keys than any training
-#    row. What does help is training that shows them: mixed lengths (lesson 4's fix 2), longer
-#    training sequences, or a temperature rule trained in (Scalable-Softmax, lesson 8). Size can
-#    change how large each failure is (the sources' models lose less than ours in some places).
+#    None by size alone: each is about inputs the model never saw (a divisor $n$ other than its
+#    own, angles past $L$, rows with more keys than any training row, counts past $L$). What helps
+#    is training that shows them (mixed lengths, lesson 4; longer sequences; a $\lambda$ rule
+#    trained in, Scalable-Softmax, lesson 8), or a design that never meets them (windows, lesson
+#    13). Size can change how large each failure is.
 #
 #    </details>
 #
 # **Exercise (a project, no checker):** take a model of your own, or lesson 6's NoPE model, pick
-# its row of the decision table, and measure the fix at two and four times its training length
-# with the course's tools (`minilm.loss_by_length`, `minilm.retrieval_accuracy`, `minilm.at_lambda`,
-# `minilm.length_rule`). Write down what you expect first. For lesson 6's NoPE model, for example:
-# `with minilm.at_lambda(model, minilm.length_rule("nope_fit", 4 * L, L)):` around
-# `minilm.loss_by_length(model, corpus, [4 * L])`, against the same call without it; lesson 7's
-# table says what to expect at $4L$.
+# its row of the decision table, write down what you expect, and measure the fix at $2L$ and
+# $4L$ with `minilm.loss_by_length`, `minilm.retrieval_accuracy` and `minilm.at_lambda`.
+#
+# For lesson 6's NoPE model: `minilm.loss_by_length(model, corpus, [4 * L])` inside and outside
+# `with minilm.at_lambda(model, minilm.length_rule("nope_fit", 4 * L, L)):` (lesson 7's table
+# says what to expect).

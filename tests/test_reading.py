@@ -1,0 +1,49 @@
+"""The course fits the day a student gives it: each lesson's main path (its markdown outside
+folded `<details>` blocks) is at most 1,600 words, all lessons together at most 15,000, and each
+lesson opens by saying its model and length, how long it takes to read and to run, and which
+failure or fix it is about. Only the sources are read, so this takes a second.
+
+    python -m pytest tests/test_reading.py -q -s     # -s also prints each lesson's count
+"""
+
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "lessons" / "src").glob("[0-9][0-9]_*.py"))
+PER_LESSON, COURSE = 1600, 15000
+FOLDED = re.compile(r"<details>.*?</details>", re.S)
+OPENING = ("**Model and length.**", "**Time.**", "**Which failure, which fix.**")
+TIME = re.compile(r"\*\*Time\.\*\* About \d+ minutes to read; ")
+
+
+def markdown_cells(source: Path) -> list[str]:
+    notebook = jupytext.reads(source.read_text(encoding="utf-8"), fmt="py:percent")
+    return [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+
+
+def main_path_words(source: Path) -> int:
+    return sum(len(FOLDED.sub(" ", text).split()) for text in markdown_cells(source))
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=[s.stem for s in LESSONS])
+def test_a_lesson_reads_in_about_twenty_minutes(source):
+    words = main_path_words(source)
+    print(f"{source.stem}: {words} words on the main path")
+    assert words <= PER_LESSON, f"{source.stem}: {words} words outside folded blocks (most {PER_LESSON})"
+
+
+def test_the_course_reads_in_a_day():
+    words = sum(map(main_path_words, LESSONS))
+    assert words <= COURSE, f"the lessons hold {words} words outside folded blocks (most {COURSE})"
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=[s.stem for s in LESSONS])
+def test_a_lesson_opens_with_its_model_time_and_failure(source):
+    first = markdown_cells(source)[0]
+    missing = [part for part in OPENING if part not in first]
+    assert not missing, f"{source.stem}: its first cell lacks {missing}"
+    assert TIME.search(first), f"{source.stem}: '**Time.** About N minutes to read; ...' expected"
