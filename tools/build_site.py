@@ -80,7 +80,8 @@ def lay_out_pages() -> None:
     for folder in ("lessons", "exercises"):
         for notebook in sorted((ROOT / folder).glob("[0-9]*.ipynb")):
             wanted[SOURCE / folder / notebook.name] = notebook
-    wanted[SOURCE / "lessons" / "checking.md"] = ROOT / "lessons" / "checking.md"
+    for page in ("README.md", "checking.md"):   # the course map and lesson list; how it checks
+        wanted[SOURCE / "lessons" / page] = ROOT / "lessons" / page
     for figure in sorted((ROOT / "lessons" / "figures").glob("*.svg")):  # the lessons' idea figures
         wanted[SOURCE / "lessons" / "figures" / figure.name] = figure
     for part in MATHJAX_PARTS:

@@ -326,7 +326,7 @@ for label in settings:
 # than the fit assumed. The paper agrees (section 2.4: position-dependent scales did not improve
 # generalization further).
 #
-# <details><summary>The last $L$ positions, and lesson 9's retrieval</summary>
+# <details><summary>The last L positions, and lesson 9's retrieval</summary>
 #
 # On this table the last $L$ positions, where the rules differ most, rank the five settings as
 # the loss past $L$ does. In lesson 9's retrieval the per-row rule did as well as the uniform one:
