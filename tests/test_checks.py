@@ -145,6 +145,8 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
     "check_prefix_gap": ("prefix_gap", {
         "overrides dropped": lambda model, idx, T, **overrides: S["prefix_gap"](model, idx, T),
         "compared with the last T positions": lambda model, idx, T, **o: (model(idx[:, :T], **o) - model(idx, **o)[:, -T:]).abs().max().item(),
+        "abs() forgotten": lambda model, idx, T, **o: (model(idx[:, :T], **o) - model(idx, **o)[:, :T]).max().item(),
+        "abs() forgotten, the other way round": lambda model, idx, T, **o: (model(idx, **o)[:, :T] - model(idx[:, :T], **o)).max().item(),
     }),
     "check_entropy": ("entropy", {
         "rows not normalised": lambda weights: -(torch.special.xlogy(weights, weights)).sum(-1),
@@ -583,3 +585,19 @@ def test_time_stopped_in_a_debugger_does_not_count(monkeypatch):
     C.check_growth_exponent(debugged)  # was: 'did not finish within 0.2 s'
     with pytest.raises(C.CheckFailed, match="did not finish within 0.2 s"):  # control: without a debugger
         C.check_growth_exponent(lambda ns, values: time.sleep(3))
+
+
+def shifted(element, by=0.1):
+    """A seed interval with one of (mean, low, high) off by ``by``."""
+    def student(values, level, t_quantile):
+        found = list(S["seed_interval"](values, level, t_quantile))
+        found[element] += by
+        return tuple(found)
+    return student
+
+
+@pytest.mark.parametrize("element, words", [(0, ["in the mean"]),
+                                            (1, ["in the lower end of the interval"]),
+                                            (2, ["in the upper end of the interval"])])
+def test_a_wrong_interval_end_is_named_not_indexed(element, words):
+    fails_saying(C.check_seed_interval, shifted(element), words)
