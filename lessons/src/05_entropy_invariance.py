@@ -815,9 +815,10 @@ torch.set_num_threads(threads_before)
 # of $n$ draws itself rises like $\sigma\sqrt{2\ln n}$ (for large $n$; not simulated here). For keys
 # spread over a sphere, like our dim-16 tokens, the nearest rival closes in as $n$ grows: for one
 # query and $n$ keys uniform on the sphere in dim dimensions, the scale at which attention starts to
-# pick out the nearest key grows like $n^{2/(\text{dim}-1)}$, not $\ln n$ (a 2026 preprint,
-# "Scaling Limits of Long-Context Transformers", arXiv:2605.08505); our dim-16 self-weights,
-# falling with $n$ at every $\gamma$ we tried, point the same way.
+# pick out the nearest key grows like $n^{2/(\text{dim}-1)}$, not $\ln n$ (the nearest of $n$
+# points uniform on the sphere lies at an angle shrinking like $n^{-1/(\text{dim}-1)}$, so its gap
+# $1 - \cos$ shrinks like $n^{-2/(\text{dim}-1)}$); our dim-16 self-weights, falling with $n$ at
+# every $\gamma$ we tried, point the same way.
 #
 # Nor is a trained model's entropy a simplex row's: under $\log_L n$ the critical row's rises by
 # 1.41 nats from $n = 64$ to 1024 (the half of its weight it does not keep spreads evenly over
