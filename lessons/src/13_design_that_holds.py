@@ -6,8 +6,8 @@
 # next to a *hybrid* of each, trained the same way: RoPE layers that see only their last 8 keys,
 # interleaved with NoPE layers that see every key.
 #
-# **Time.** About 15 minutes to read; about RUNTIME minutes to run on 2 CPU cores, with the models
-# of lessons 6 and 9 cached (it trains seven hybrids).
+# **Time.** About 15 minutes to read; about 6 minutes to run on 2 CPU cores, with the models of
+# lessons 6 and 9 cached (it trains seven hybrids).
 #
 # **Which failure, which fix.** NoPE fails past $L$ in two ways: *distraction*, which the
 # multiplier $\lambda$ of lessons 7-12 fixes, and *counts never seen* (failure 4 of the
@@ -331,65 +331,20 @@ print("hybrid minus NoPE, no rule: at 16L {:.2f} [{:.2f}, {:.2f}]; "
 assert hybrid_16[1] > 0.8 and lead[16 * L][1] > 0.5
 
 # %% [markdown]
-# ## What the window buys and costs
-#
-# At $w = L$ a windowed layer still never sees an untrained distance; smaller windows give less
-# context. We train two more windows, and HWFA's own layout (three windowed layers, one global
-# NoPE layer last: `nope_every=4`), on two seeds each: a sweep to read, not a claim.
-
-# %%
-sweep_seeds = SEEDS[:2]
-variants = {"w = 4": dict(window=4), f"w = {L} (= L)": dict(window=L),
-            "3 windowed + 1 global, w = 8": dict(nope_every=4)}
-sweep = {name: controlled_models(P, corpus, positions=("hybrid",), seeds=sweep_seeds,
-                                 progress=False, **setting)
-         for name, setting in variants.items()}
-print("exact match at L and 16L (+ log_L n), each seed")
-print(f"{'w = 8 (above)':<30}" + "   ".join(
-    f"seed {s}: {found['hybrid', 'none', s, L]:.2f} / {found['hybrid', 'log_L n', s, 16 * L]:.2f}"
-    for s in sweep_seeds))
-for name, models in sweep.items():
-    print(f"{name:<30}" + "   ".join(
-        f"seed {s}: {exact(models['hybrid', s], L):.2f} / "
-        f"{exact(models['hybrid', s], 16 * L, 'log_L n'):.2f}"
-        for s in sweep_seeds))
-
-# %% [markdown]
-# $w = 4$ holds as well as $w = 8$. $w = L$ learns the task but keeps only 0.25 and 0.47 at
-# $16L$: each layer sees trained distances, but two windows of $L$ stacked reach $2(L - 1)$ keys
-# back, past $L$: states training never made. Su's rule for HWFA: keep the windows' total reach,
-# $(w - 1)$ times their number, below about $3/4$ of $L$. HWFA's
-# exact shape, one global layer on three windows, learned the task on one seed of two (seed 1:
-# 0.46 in range): one global layer must find the needle alone. With two, every seed learned it in
-# 1000 steps.
-
-# %% [markdown]
 # ## Takeaways
 #
 # - NoPE fails past $L$ in two ways. Distraction a multiplier repairs (two thirds of the lost
 #   retrieval at $8L$); counts never seen it cannot: its layers' states leave the band of
 #   training, and on text it takes back only about a fifth of the excess loss.
-# - A sliding window whose stacked reach stays below $L$ keeps the RoPE layers inside what they
-#   saw in training at any length; global NoPE layers between the windows read far back. This
-#   hybrid kept its text loss flat and its retrieval near perfect to $16L$, at no cost in range.
+# - A sliding window of $w \le L$ keys keeps the RoPE layers inside what they saw in training at
+#   any length; global NoPE layers between the windows read far back. This hybrid kept its text
+#   loss flat and its retrieval near perfect to $16L$, at no cost in range.
 # - It is production's design (Su's HWFA, Llama 4, Command A); $\log n$ on its global layers
 #   handles what is left: distraction.
 #
 # ## Check your understanding
 #
-# 1. With $w = L$ every RoPE layer sees only distances it was trained on. Why did that hybrid
-#    lose retrieval at $16L$?
-#
-#    <details><summary>Answer</summary>
-#
-#    Each layer is in range, the stack is not: two windows of $L$ keys together carry information
-#    from up to $2(L - 1)$ positions back, a span no training sequence had, so the states they build
-#    past $L$ are new to the layers above. Su's HWFA keeps $(w - 1) \times$ (windowed layers) below
-#    about $3/4$ of $L$ for this reason.
-#
-#    </details>
-#
-# 2. A multiplier gave back most of the lost retrieval at $8L$ but a fifth of the excess text
+# 1. A multiplier gave back most of the lost retrieval at $8L$ but a fifth of the excess text
 #    loss. What is different about the two tasks?
 #
 #    <details><summary>Answer</summary>
@@ -401,7 +356,7 @@ for name, models in sweep.items():
 #
 #    </details>
 #
-# 3. A model with a window of 8 keys on all four layers keeps its loss flat too. Why is it
+# 2. A model with a window of 8 keys on all four layers keeps its loss flat too. Why is it
 #    not the answer?
 #
 #    <details><summary>Answer</summary>
@@ -412,7 +367,7 @@ for name, models in sweep.items():
 #
 #    </details>
 #
-# 4. Why do the hybrid's windowed layers show no drift, when a window is still causal?
+# 3. Why do the hybrid's windowed layers show no drift, when a window is still causal?
 #
 #    <details><summary>Answer</summary>
 #
@@ -427,4 +382,5 @@ for name, models in sweep.items():
 # `exercises/13_design_that_holds.ipynb`: the sliding-window causal mask from scratch, and how
 # far back a stack of windows reaches, checked against `minilm`.
 #
-# Next, lesson 14: the answer to the course's question, in one place.
+# Next, lesson 14: how large a window may be, and the answer to the course's question in one
+# place.
