@@ -24,7 +24,8 @@ import torch  # noqa: E402
 
 from minilm import RopeScaling, length_rule  # noqa: E402
 from minilm.model import rope_frequencies  # noqa: E402
-from minilm.plots import course_style  # noqa: E402
+from minilm.plots import course_style, draw_retrieval_prompt  # noqa: E402
+from minilm.scaling import NOPE_FIT_C  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parent.parent / "lessons" / "figures"
 L = 32                              # the training length of lessons 6-13
@@ -197,9 +198,66 @@ def head_scaling():
     return fig
 
 
+def fixed_or_length_n(k=6):
+    """relu^2 / n: a row reading k keys sums to about k; the row's output scales like k / n."""
+    T = torch.linspace(L / 8, 2 * L, 200, dtype=torch.float64)
+    fig, ax = plt.subplots(figsize=(6.8, 3.6))
+    ax.plot(T / L, k / T, "-", color=RED, label="n = the length: k / n moves with the length")
+    ax.plot(T / L, torch.full_like(T, k / L), "--", color=BLUE, label="n = L, fixed: k / L as trained")
+    ax.axvline(1, color="0.4", lw=1)
+    ax.text(1.02, k / (L / 8) * 0.9, "trained at L", fontsize=8, va="top")
+    ax.set(yscale="log", xlabel="length n / L", ylabel="a row's output scale, k / n (log)",
+           title=f"relu²(S) / n for a row that reads k = {k} keys")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def three_fixes(k=6):
+    """The scale of one row's output under each fix, against the length (a row reading k keys)."""
+    T = torch.linspace(L / 8, 2 * L, 200, dtype=torch.float64)
+    fig, ax = plt.subplots(figsize=(6.8, 3.8))
+    ax.axvspan(1 / 8, 1, color="0.92", zorder=0)
+    ax.text(0.15, 2.2, "mixed lengths: trained\nacross this range", fontsize=8, va="top")
+    ax.plot(T / L, L * (k / T) / k, "-", color=RED, label="n = the length (no fix)")
+    ax.plot(T / L, torch.ones_like(T), "-", color=BLUE, lw=5, alpha=0.45, label="n = L, fixed")
+    ax.plot(T / L, torch.ones_like(T), ":", color=GREEN, lw=2.2,
+            label="divided by the row's own sum (and softmax)")
+    ax.set(yscale="log", xlabel="length n / L", ylim=(0.4, 10),
+           ylabel="output scale, relative to training",
+           title="Three fixes: keep a row's output at the scale it was trained at")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def retrieval_in_text():
+    fig, ax = plt.subplots(figsize=(10, 2.6))
+    draw_retrieval_prompt(ax, filler=" the module and th", key="273", cut=5)
+    ax.set_title("Lesson 9's task with text as the filler: the rows that answer must still find the "
+                 "needle, now among words", fontsize=10)
+    return fig
+
+
+def per_position_rule(s=8):
+    """lambda per length (one for the whole row set) against lambda_i per row, at s = 8."""
+    i = torch.arange(1, s * L + 1, dtype=torch.float64)
+    fig, ax = plt.subplots(figsize=(6.8, 3.6))
+    per_length = 1 + NOPE_FIT_C * math.log(s)
+    per_row = 1 + NOPE_FIT_C * (i / L).log().clamp(min=0)
+    ax.plot(i / L, torch.full_like(i, per_length), "--", color=ORANGE,
+            label=f"per length: 1 + c ln s for every row (s = {s})")
+    ax.plot(i / L, per_row, "-", color=GREEN, label="per row: 1 + c ln(n_i / L), 1 within L")
+    ax.axvline(1, color="0.4", lw=1)
+    ax.set(xlabel="row i: keys seen n_i / L", ylabel="logit multiplier λ",
+           title=f"Two ways to apply one rule at {s}L (c = {NOPE_FIT_C})")
+    ax.legend(loc="lower right")
+    return fig
+
+
 DRAWINGS = {"course_map": course_map, "row_sum_vs_n": row_sum_vs_n,
             "causal_counting": causal_counting, "rope_scaling_angles": rope_scaling_angles,
-            "seed_interval": seed_interval, "head_scaling": head_scaling}
+            "seed_interval": seed_interval, "head_scaling": head_scaling,
+            "fixed_or_length_n": fixed_or_length_n, "three_fixes": three_fixes,
+            "retrieval_in_text": retrieval_in_text, "per_position_rule": per_position_rule}
 
 
 def svg(draw) -> bytes:

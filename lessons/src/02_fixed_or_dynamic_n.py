@@ -20,6 +20,13 @@
 # to one length (512 in the post), so the GAU's divisor $n$ is a constant there. Fine-tuning on
 # shorter samples, should $n$ follow the length or stay 512? Su found **fixed $n$ clearly better
 # after fine-tuning.** Lesson 3 explains why; here we test it.
+#
+# ![A row that reads k keys has output scale k / n: with n fixed at L it stays where training
+# left it; with n = the length it grows at short lengths and shrinks at long
+# ones](figures/fixed_or_length_n.svg)
+#
+# **The idea.** relu² does not normalise a row: its output scales like the $k$ keys it reads
+# divided by $n$. Only a fixed $n$ keeps that scale where training left it.
 
 # %%
 import matplotlib.pyplot as plt

@@ -181,6 +181,10 @@ assert untrained_at_L < 0.05   # the control: chance is 1/900
 #   where $n_i > L$, 1 within $L$ ($c = 0.397$).
 #
 # For RoPE, at $2L$ and $8L$: the searched λ and Su's $\log_L n$.
+#
+# ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets
+# 1 + c ln(n_i / L), 1 within L, rising to the same value at the last
+# row](figures/per_position_rule.svg)
 
 # %%
 # a search at 16L costs as much as the rest

@@ -57,6 +57,10 @@ text_models = nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos,
 # A window is lesson 9's, `filler + "@" + key + filler + "?" + key`, a 3-digit key in 32 input
 # characters, but the filler is now a random window of the corpus
 # (`minilm.data.retrieval_batch`). Exact match is scored as in lesson 9, from one forward pass.
+#
+# ![The retrieval prompt with text as the filler: filler words, the marker and key, more words,
+# the question mark and the key, whose digits must be read from the needle far
+# back](figures/retrieval_in_text.svg)
 
 # %%
 D = RETRIEVAL_DIGITS

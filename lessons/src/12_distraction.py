@@ -204,6 +204,9 @@ print("the head's entropy / ln k, from L to 8L at lambda = 1: "
 # on one table of lesson 6's text-only NoPE models. (The code prints the per-position slope as
 # `a`: the course's $c$.)
 #
+# ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets
+# 1 + c ln(n_i / L), 1 within L](figures/per_position_rule.svg)
+#
 # <details><summary>The table, and how the two fits read it</summary>
 #
 # The loss at every position of 64 sequences of $8L$ from the *search* batches (`SEARCH_SEED`),
