@@ -122,6 +122,8 @@ for T in lengths:
 #
 # <details><summary>How we check it</summary>
 #
+# Means over seeds and 90% intervals, as lesson 9 taught
+# ([reading a result over seeds](09_fix_isolated.ipynb#reading-a-result-over-seeds)).
 # Asserted: from $L$ to $8L$ the entropy rises by more than 1 nat (lower end; measured 2.03 [1.88,
 # 2.17]); under $\log_L n$, the control, its whole interval lies below that (0.50 [0.33, 0.68]).
 # Under $\log_L n$ the share at $8L$ stays within 0.1 of its value at $L$ (-0.04 [-0.08, -0.01]);

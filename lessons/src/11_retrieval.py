@@ -288,7 +288,8 @@ plt.show()
 #   (0.86 against 0.76). At $8L$ the seeds split for YaRN (0.81 and 0.16): on the mean both are
 #   below NoPE with head scaling (0.49 and 0.34 against 0.52), PI on each seed, YaRN only on seed 1.
 # - **Why only directions are asserted.** With two seeds an interval over seeds is uselessly wide
-#   ($t_{0.95, 1} = 6.31$), and the sizes differ a lot between seeds (NoPE's lead over RoPE at $4L$:
+#   ($t_{0.95, 1} = 6.31$; [reading a result over
+#   seeds](09_fix_isolated.ipynb#reading-a-result-over-seeds)), and the sizes differ a lot between seeds (NoPE's lead over RoPE at $4L$:
 #   0.17 on one seed, 0.58 on the other).
 #
 # </details>
