@@ -253,11 +253,32 @@ def per_position_rule(s=8):
     return fig
 
 
+def entropy_invariance(train_len=64, k=4):
+    """A row with k strong keys (logit S, a 0.6 share at L) among n - k at 0: its entropy."""
+    n = torch.logspace(math.log10(train_len), math.log10(16 * train_len), 200, dtype=torch.float64)
+    score = math.log(1.5 * (train_len - k) / k)   # k e^S / (k e^S + L - k) = 0.6
+    fig, ax = plt.subplots(figsize=(6.8, 3.6))
+    ax.plot(n / train_len, n.log(), ":", color="0.45", label="uniform attention: ln n")
+    for name, lam, style, color in [("λ = 1", torch.ones_like(n), "-", BLUE),
+                                    ("λ = log_L n", n.log() / math.log(train_len), "--", ORANGE)]:
+        strong = (lam * score).exp()
+        weights = torch.stack([strong, torch.ones_like(n)]) / (k * strong + n - k)
+        entropy = -(k * weights[0] * weights[0].log() + (n - k) * weights[1] * weights[1].log())
+        ax.plot(n / train_len, entropy, style, color=color, label=name)
+    ax.set(xscale="log", xlabel="length n / L", ylabel="the row's entropy (nats)",
+           title=f"{k} strong keys among n: log_L n slows the entropy's rise, it does not stop it")
+    ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    ax.minorticks_off()
+    ax.legend(loc="upper left")
+    return fig
+
+
 DRAWINGS = {"course_map": course_map, "row_sum_vs_n": row_sum_vs_n,
             "causal_counting": causal_counting, "rope_scaling_angles": rope_scaling_angles,
             "seed_interval": seed_interval, "head_scaling": head_scaling,
             "fixed_or_length_n": fixed_or_length_n, "three_fixes": three_fixes,
-            "retrieval_in_text": retrieval_in_text, "per_position_rule": per_position_rule}
+            "retrieval_in_text": retrieval_in_text, "per_position_rule": per_position_rule,
+            "entropy_invariance": entropy_invariance}
 
 
 def svg(draw) -> bytes:

@@ -65,6 +65,12 @@ print(f"profile {P.name}: seeds {P.seeds}, trained at L = {L}, {P.mlm_steps} mas
 #
 # $$\lambda(n) = \frac{\ln n}{\ln L} = \log_L n .$$
 #
+# ![The entropy of a row with four strong keys among n: with λ = 1 it rises almost like ln n;
+# with λ = log_L n it rises much more slowly](figures/entropy_invariance.svg)
+#
+# **The idea.** $\ln n$ pushes the entropy up; a $\lambda$ growing like $\ln n$ pushes back. For
+# a real row the push-back is partial: the weight outside the strong keys still spreads.
+#
 # <details><summary>A rule of thumb, not a theorem</summary>
 #
 # How the last two terms depend on $\lambda$ is set by the distribution of the scores. For
