@@ -20,11 +20,14 @@ What the built site is checked for:
 - the answers are folded: under "Check your understanding" each question has a closed
   `<details>` with the summary "Answer", as many as the notebook has, and every `<details>` of a
   lesson's prose (the checks, "How we check it") is on its page, closed.
-- in a real browser (headless Chromium, when it is installed): a lesson with math and plots loads
-  only from the site, MathJax typesets every formula without an error, every request succeeds.
+- in a real browser (headless Chromium): a lesson with math and plots loads only from the site,
+  MathJax typesets every formula without an error, every request succeeds; driven by Playwright,
+  the sidebar button opens the list of lessons at phone, tablet and desktop widths, and no page
+  is wider than a 390 px phone.
 
-The site tools are not the student's (requirements-site.txt, npm for MathJax): without them these
-tests skip, saying so, unless SITE_TEST_REQUIRED=1 (what .ci/run sets), where they fail. The
+The site tools are not the student's (requirements-site.txt, npm for MathJax, Debian's chromium):
+without them these tests skip, saying so, unless SITE_TEST_REQUIRED=1 (what .ci/run sets), where
+they fail. The
 checkers' own controls (a page with a CDN script, a broken link, ...) run everywhere.
 """
 
@@ -450,10 +453,38 @@ def requests_by_pages(netlog: Path) -> set[tuple[str, str]]:
     return found
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
+def need_browser(driven: bool = False) -> None:
+    """Skip (fail under SITE_TEST_REQUIRED=1, as in CI) without Chromium, or without Playwright
+    for a test that clicks."""
+    reason = ("no Chromium on PATH (Debian: apt-get install chromium)" if CHROMIUM is None else
+              "Playwright is not installed: pip install -r requirements-site.txt"
+              if driven and importlib.util.find_spec("playwright") is None else None)
+    if reason and os.environ.get("SITE_TEST_REQUIRED") == "1":
+        pytest.fail(f"SITE_TEST_REQUIRED=1, but {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture
+def served(site):
+    """The built site on a local server: its base URL."""
+    handler = partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
 def test_a_lesson_in_a_browser_loads_only_from_the_site_and_typesets_its_math(site):
     """Headless Chromium opens lesson 5 (formulas in prose and answers, three plots) from a local
     server, with every other host unresolvable, and logs its network requests."""
+    need_browser()
     lesson = next(nb for nb in LESSONS if nb.stem.startswith("05"))
     handler = type("Handler", (RecordingHandler,), {"requests": []})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(site)))
@@ -492,3 +523,42 @@ def test_a_lesson_in_a_browser_loads_only_from_the_site_and_typesets_its_math(si
     assert formulas > 50 and typeset >= formulas, (formulas, typeset)
     assert "<mjx-merror" not in dom and "data-mjx-error" not in dom
     assert not [s for s, is_open in summaries(article(dom)) if is_open]
+
+
+def test_the_menu_opens_at_every_width_and_no_page_is_wider_than_a_phone(site, served):
+    """Playwright drives the system's Chromium. At phone, tablet and desktop widths the visible
+    sidebar button of a lesson opens the list of lessons (a dialog below 992 px) or, on a desktop,
+    folds the sidebar away. Then every page, at 390 px wide, is no wider than the screen."""
+    need_browser(driven=True)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for width, height in [(390, 844), (800, 1000), (1400, 900)]:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(f"{served}/lessons/09_fix_isolated.html")
+                lesson_13 = page.get_by_role("link", name=re.compile("^Lesson 13"))
+                shown_before = lesson_13.first.is_visible()
+                toggle = next(t for t in page.locator(".primary-toggle").all() if t.is_visible())
+                toggle.click()
+                page.wait_for_timeout(300)
+                shown_after = any(link.is_visible() for link in lesson_13.all())
+                if width < 992:   # the list of lessons is hidden until the button opens it
+                    assert (shown_before, shown_after) == (False, True), (width, "menu stays shut")
+                else:             # the sidebar shows it, and the button folds it away
+                    assert (shown_before, shown_after) == (True, False), (width, "no toggle")
+                page.close()
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            wide = []
+            for path in sorted(site.rglob("*.html")):
+                relative = path.relative_to(site)
+                if "_static" in relative.parts or relative.name in ("genindex.html", "search.html"):
+                    continue
+                page.goto(f"{served}/{relative.as_posix()}")
+                page.wait_for_load_state("load")
+                scroll_width = page.evaluate("document.documentElement.scrollWidth")
+                if scroll_width > 390:
+                    wide.append(f"{relative}: {scroll_width} px")
+            assert not wide, "pages wider than a 390 px phone: " + ", ".join(wide)
+        finally:
+            browser.close()

@@ -11,7 +11,7 @@ What it does:
    page), notation.md (the "## Notation" section of lessons/README.md), lessons/*.ipynb with
    lessons/checking.md and the figures in lessons/figures/, exercises/README.md and
    exercises/*.ipynb, with site/_config.yml, site/_toc.yml (the order
-   of the pages) and site/_static/course.css. MathJax's tex-mml-chtml.js, its fonts and its TeX
+   of the pages) and site/_static/course.css and course.js. MathJax's tex-mml-chtml.js, its fonts and its TeX
    extensions go to _extra/mathjax, which Sphinx copies to the root of the site, outside
    _static/ (Jupyter Book adds every .js under _static/ to every page).
 3. `jupyter-book build` with execution off writes site/_build/html. Every page loads its
@@ -71,10 +71,24 @@ def install_mathjax() -> None:
     subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=SITE, check=True)
 
 
+def built_from() -> str:
+    """The commit of the checkout, with "+ changes" when files differ from it; "unknown" outside git."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
+                                capture_output=True, text=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                 check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + (" (with uncommitted changes)" if changed else "")
+
+
 def lay_out_pages() -> None:
     """Copy the pages into SOURCE, mirroring the repository, so the README's links resolve."""
     wanted = {SOURCE / "_config.yml": SITE / "_config.yml", SOURCE / "_toc.yml": SITE / "_toc.yml",
               SOURCE / "_static" / "course.css": SITE / "_static" / "course.css",
+              SOURCE / "_static" / "course.js": SITE / "_static" / "course.js",
+              SOURCE / "_static" / "favicon.svg": SITE / "_static" / "favicon.svg",
               SOURCE / "README.md": ROOT / "README.md",
               SOURCE / "exercises" / "README.md": ROOT / "exercises" / "README.md"}
     for folder in ("lessons", "exercises"):
@@ -89,7 +103,10 @@ def lay_out_pages() -> None:
         for path in [found] if found.is_file() else sorted(p for p in found.rglob("*") if p.is_file()):
             wanted[SOURCE / "_extra" / "mathjax" / path.relative_to(MATHJAX)] = path
     for target, source in wanted.items():
-        stage(target, source.read_bytes())
+        data = source.read_bytes()
+        if target.name == "_config.yml":   # the footer names the commit the site was built from
+            data = data.replace(b"COMMIT", built_from().encode())
+        stage(target, data)
     notation_page = SOURCE / "notation.md"
     lessons_readme = (ROOT / "lessons" / "README.md").read_text(encoding="utf-8")
     stage(notation_page, notation(lessons_readme).encode("utf-8"))

@@ -1,0 +1,16 @@
+// The sidebar buttons. pydata-sphinx-theme 0.17.1 (pinned by sphinx-book-theme 1.3.0) binds its
+// handlers to the *first* ".primary-toggle" and ".secondary-toggle" of a page, and the first is a
+// hidden copy in the navbar: the visible buttons did nothing (pydata/pydata-sphinx-theme#2451).
+// A click on any later copy is passed on to the first, which the themes handle.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const selector of [".primary-toggle", ".secondary-toggle"]) {
+    const [bound, ...copies] = document.querySelectorAll(selector);
+    for (const copy of copies) {
+      copy.addEventListener("click", (event) => {
+        event.preventDefault();
+        event.stopPropagation();
+        bound.click();
+      });
+    }
+  }
+});
