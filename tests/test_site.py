@@ -2,8 +2,9 @@
 site/_build/html from the stored notebooks, and every page of it works offline.
 
 What the built site is checked for:
-- a page per lesson and per exercise, plus the front page (README), the notation page and the
-  exercises' README, in course order in the navigation, and a search index;
+- a page per lesson and per exercise, plus the front page (site/front.md, with a table of the
+  lessons made from their first cells), the README, the notation page and the exercises' README,
+  in course order in the navigation, and a search index;
 - every image a lesson stores in its outputs is an image file shown on that lesson's page;
 - no resource from another host. A *resource* is what a browser loads by itself when it shows a
   page: `<script src>`, `<img src>`/`srcset`, `<source>`, `<video>`, `<audio>`, `<iframe>`,
@@ -296,6 +297,10 @@ def pages(site) -> dict[Path, str]:
             if "_static" not in path.relative_to(site).parts}
 
 
+def str_of(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
 def page_of(site: Path, notebook: Path) -> Path:
     return site / notebook.parent.name / (notebook.stem + ".html")
 
@@ -319,10 +324,12 @@ def test_a_page_per_lesson_and_exercise_in_course_order(site):
     order = [(site / urlsplit(href).path).resolve() for href in links]
     order = [p for p in order if p in expected and p != site / "README.html"]
     assert order == [p for p in expected if p != site / "README.html"], order
-    index = (site / "index.html").read_text(encoding="utf-8")
-    assert "README.html" in index, "index.html does not lead to the front page"
-    title = parse((site / "README.html").read_text(encoding="utf-8")).find_all("h1")[0].text()
-    assert title.startswith("Why attention fails"), title
+    # the front page (site/front.md): the course's title, and every lesson linked with its times
+    front = parse((site / "index.html").read_text(encoding="utf-8"))
+    assert front.find_all("h1")[0].text().startswith("Why attention fails"), "no front page"
+    hrefs = {a.attrs.get("href", "") for a in article(str_of(site / "index.html")).find_all("a")}
+    assert {f"lessons/{nb.stem}.html" for nb in LESSONS} <= hrefs, sorted(hrefs)
+    assert "README.html" in hrefs, "the front page does not lead to running the course"
     assert "the logit multiplier" in (site / "notation.html").read_text(encoding="utf-8")
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +53,25 @@ def notation(readme: str) -> str:
         raise SystemExit("lessons/README.md has no '## Notation' section for the notation page")
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     return "\n".join(["# Notation", *lines[start + 1:end]]).rstrip() + "\n"
+
+
+TITLE = re.compile(r"^# Lesson (\d+) — (.+)$", re.M)
+TIME = re.compile(r"\*\*Time\.\*\* About (\d+) minutes to read; (?:about )?(\d+ minutes?|a few seconds)")
+
+
+def front_page(template: str) -> str:
+    """site/front.md with its lesson table made from each lesson's title and "Time." line."""
+    rows = ["| lesson | to read | to run on 2 CPU cores |", "| --- | --- | --- |"]
+    for notebook in sorted((ROOT / "lessons").glob("[0-9]*.ipynb")):
+        first = json.loads(notebook.read_text(encoding="utf-8"))["cells"][0]["source"]
+        first = "".join(first) if isinstance(first, list) else first
+        title, time = TITLE.search(first), TIME.search(first)
+        if not (title and time):
+            raise SystemExit(f"{notebook.name}: its first cell needs '# Lesson N — title' and "
+                             f"'**Time.** About N minutes to read; ...'")
+        rows.append(f"| [Lesson {int(title.group(1))}: {title.group(2)}](lessons/{notebook.name}) | "
+                    f"{time.group(1)} min | {time.group(2)} |")
+    return template.replace("LESSON_TABLE", "\n".join(rows))
 
 
 def stage(target: Path, data: bytes) -> None:
@@ -107,11 +128,13 @@ def lay_out_pages() -> None:
         if target.name == "_config.yml":   # the footer names the commit the site was built from
             data = data.replace(b"COMMIT", built_from().encode())
         stage(target, data)
+    front = SOURCE / "index.md"
+    stage(front, front_page((SITE / "front.md").read_text(encoding="utf-8")).encode("utf-8"))
     notation_page = SOURCE / "notation.md"
     lessons_readme = (ROOT / "lessons" / "README.md").read_text(encoding="utf-8")
     stage(notation_page, notation(lessons_readme).encode("utf-8"))
     # a page removed from the repository leaves the site too
-    keep = set(wanted) | {notation_page}
+    keep = set(wanted) | {notation_page, front}
     for path in sorted(SOURCE.rglob("*"), reverse=True):
         if path.is_file() and path not in keep:
             path.unlink()
