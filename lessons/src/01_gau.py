@@ -387,5 +387,6 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/01_gau.ipynb` — write $\mathrm{relu}^2$ attention with fixed,
+# **Exercise:** [exercise 1](../exercises/01_gau.ipynb) — write $\mathrm{relu}^2$ attention with
+# fixed,
 # length and row `n`, and RoPE, and check them against `minilm`.

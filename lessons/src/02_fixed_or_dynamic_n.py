@@ -350,5 +350,6 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/02_fixed_or_dynamic_n.ipynb` — implement the three divisors and
+# **Exercise:** [exercise 2](../exercises/02_fixed_or_dynamic_n.ipynb) — implement the three
+# divisors and
 # the prefix check yourself.

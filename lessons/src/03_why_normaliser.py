@@ -391,5 +391,6 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #
 #    </details>
 #
-# **Exercise:** `exercises/03_why_normaliser.ipynb` — compute attention entropy per head
+# **Exercise:** [exercise 3](../exercises/03_why_normaliser.ipynb) — compute attention entropy per
+# head
 # and the normaliser $Z_i$ yourself, and fit the growth exponent.

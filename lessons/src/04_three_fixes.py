@@ -332,5 +332,6 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/04_three_fixes.ipynb` — implement normalised relu² and a mixed-length
+# **Exercise:** [exercise 4](../exercises/04_three_fixes.ipynb) — implement normalised relu² and a
+# mixed-length
 # batch sampler, and check them against `minilm`.

@@ -952,6 +952,7 @@ torch.set_num_threads(threads_before)
 #
 #    </details>
 #
-# **Exercise:** `exercises/05_entropy_invariance.ipynb` — implement the $\log_L n$ factor and
+# **Exercise:** [exercise 5](../exercises/05_entropy_invariance.ipynb) — implement the $\log_L n$
+# factor and
 # entropy-invariant attention, checked against `minilm`; Task 3 (optional part) codes the simplex
 # self-weight.

@@ -381,5 +381,6 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/06_nope.ipynb` — write attention entropy per head and a position
+# **Exercise:** [exercise 6](../exercises/06_nope.ipynb) — write attention entropy per head and a
+# position
 # probe, and check them against `minilm`.

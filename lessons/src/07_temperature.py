@@ -481,5 +481,6 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/07_temperature.ipynb` — write the uniform search and the head-scale
+# **Exercise:** [exercise 7](../exercises/07_temperature.ipynb) — write the uniform search and the
+# head-scale
 # training loop with its clamp.

@@ -308,7 +308,8 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/08_one_idea.ipynb` — implement each rule's multiplier and a learned
+# **Exercise:** [exercise 8](../exercises/08_one_idea.ipynb) — implement each rule's multiplier and
+# a learned
 # per-head log n factor, and check them against `minilm`.
 #
 # Next, lesson 9: retrieval, where distraction is the only way to fail.

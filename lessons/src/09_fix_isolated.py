@@ -475,7 +475,8 @@ for T in (4 * L, 8 * L):
 #
 #    </details>
 #
-# **Exercise:** `exercises/09_fix_isolated.ipynb`: write the per-position multiplier $\lambda_i$
+# **Exercise:** [exercise 9](../exercises/09_fix_isolated.ipynb): write the per-position multiplier
+# $\lambda_i$
 # and the interval over seeds.
 #
 # Next, lesson 10: inside these models, why the fix works.

@@ -662,6 +662,7 @@ assert not lowest[10] < 1, lowest   # the control: the same test after 10 steps 
 #
 #    </details>
 #
-# **Exercise:** `exercises/10_why_it_works.ipynb`: the λ that holds a needle's share.
+# **Exercise:** [exercise 10](../exercises/10_why_it_works.ipynb): the λ that holds a needle's
+# share.
 #
 # Next, lesson 11: text as the filler.

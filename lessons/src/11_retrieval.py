@@ -419,7 +419,8 @@ print("head scaling minus lambda = 1 at 8L (read, not asserted): "
 #
 #    </details>
 #
-# **Exercise:** `exercises/11_retrieval.ipynb` — write exact match from one forward pass, then
+# **Exercise:** [exercise 11](../exercises/11_retrieval.ipynb) — write exact match from one forward
+# pass, then
 # score each digit separately.
 #
 # Next, lesson 12: why retrieval in text is lost (distraction), and how the paper's numbers are

@@ -509,7 +509,8 @@ for seed in P.seeds:
 #
 #    </details>
 #
-# **Exercise:** `exercises/12_distraction.ipynb` — write the needle mass and the per-position fit
+# **Exercise:** [exercise 12](../exercises/12_distraction.ipynb) — write the needle mass and the
+# per-position fit
 # (the exercise calls its slope $a$).
 #
 # Next, lesson 13: a design that removes what $\lambda$ cannot.

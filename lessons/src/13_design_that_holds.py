@@ -379,7 +379,8 @@ assert hybrid_16[1] > 0.8 and lead[16 * L][1] > 0.5
 #
 # ## Exercise
 #
-# `exercises/13_design_that_holds.ipynb`: the sliding-window causal mask from scratch, and how
+# [exercise 13](../exercises/13_design_that_holds.ipynb): the sliding-window causal mask from
+# scratch, and how
 # far back a stack of windows reaches, checked against `minilm`.
 #
 # Next, lesson 14: how large a window may be, and the answer to the course's question in one

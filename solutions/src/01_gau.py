@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 1 — Pieces of the GAU
 #
-# Lesson 1 built the Gated Attention Unit. Here you write three of its pieces yourself;
+# [Lesson 1](../lessons/01_gau.ipynb) built the Gated Attention Unit. Here you write three of its
+# pieces yourself;
 # each task ends with a check that compares your function with `minilm`'s on random
 # inputs (several shapes, causal and not, edge cases) and tells you the first input where
 # they differ.

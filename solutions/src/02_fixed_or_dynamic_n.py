@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 2 — Fixed n, dynamic n, and the prefix argument
 #
-# Lesson 2 compared three divisors for relu² attention and showed that, in a causal model
+# [Lesson 2](../lessons/02_fixed_or_dynamic_n.ipynb) compared three divisors for relu² attention
+# and showed that, in a causal model
 # with n fixed, a short sequence computes exactly what the first positions of a long one
 # computed. Write both pieces yourself; each check compares with `minilm` on several inputs.
 

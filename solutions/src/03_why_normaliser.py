@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 3 — Entropy, the normaliser, and how it grows
 #
-# Lesson 3 measured how the softmax normaliser $Z_i$ and the effective number of keys
+# [Lesson 3](../lessons/03_why_normaliser.ipynb) measured how the softmax normaliser $Z_i$ and the
+# effective number of keys
 # $e^{H_i}$ grow with $n$. Write the three measurements yourself.
 
 # %%

@@ -3,6 +3,8 @@
 #
 # Fix 3 of lesson 4 divides relu² by its own row sum, the way softmax divides by $Z_i$;
 # fix 2 pretrains on batches of mixed lengths. Write both.
+#
+# The lesson: [lesson 4](../lessons/04_three_fixes.ipynb).
 
 # %%
 import math

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 5 — The log n factor
 #
-# Lesson 5 derived the entropy-invariant factor $\log n_i / \log L$ on the logits. Write the
+# [Lesson 5](../lessons/05_entropy_invariance.ipynb) derived the entropy-invariant factor $\log n_i
+# / \log L$ on the logits. Write the
 # factor, then attention that uses it; then derive the self-weight of the simplex model from the
 # lesson's last section, where the $\log n$ is exact.
 

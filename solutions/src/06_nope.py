@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 6 — Probing and measuring a NoPE model
 #
-# Lesson 6 read the position out of a NoPE model's hidden state with a linear probe, and
+# [Lesson 6](../lessons/06_nope.ipynb) read the position out of a NoPE model's hidden state with a
+# linear probe, and
 # measured how far past its training length a model goes. Write both measurements.
 
 # %%

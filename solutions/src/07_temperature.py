@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 7 — Temperatures: the fit and head-based scaling
 #
-# Lesson 7 searched a uniform temperature per length, fitted $\lambda = 1 + c \ln s$, and
+# [Lesson 7](../lessons/07_temperature.ipynb) searched a uniform temperature per length, fitted
+# $\lambda = 1 + c \ln s$, and
 # trained one temperature per head with a clamp. Write the fit and the training loop.
 
 # %%

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 8 — One rule, four spellings
 #
-# Lesson 8 put the length rules of several papers and models on one plot. Write them.
+# [Lesson 8](../lessons/08_one_idea.ipynb) put the length rules of several papers and models on one
+# plot. Write them.
 
 # %%
 import math

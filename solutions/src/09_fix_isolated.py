@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 9 — The per-position rule, and a result over seeds
 #
-# Lesson 9 applied the NoPE paper's temperature per position, and stated every claim as the
+# [Lesson 9](../lessons/09_fix_isolated.ipynb) applied the NoPE paper's temperature per position,
+# and stated every claim as the
 # mean over five seeds with an interval. Write both.
 
 # %%

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 10 — How much temperature holds the needle's share?
 #
-# Lesson 10 found that Su's $\log_L n$ keeps the answer rows' attention on the needle nearly
+# [Lesson 10](../lessons/10_why_it_works.ipynb) found that Su's $\log_L n$ keeps the answer rows'
+# attention on the needle nearly
 # constant as the haystack grows. Here is the simplest model of why: a row whose logits depend
 # only on *what* a key is, not where it is (as in a NoPE model's first layer, or a head that
 # looks for the marker).

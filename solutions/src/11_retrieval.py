@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 11 — Scoring retrieval
 #
-# Lesson 11 scored retrieval by exact match from one forward pass. Write that measurement.
+# [Lesson 11](../lessons/11_retrieval.ipynb) scored retrieval by exact match from one forward pass.
+# Write that measurement.
 
 # %%
 import torch

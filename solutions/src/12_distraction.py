@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 12 — Reading attention, and the per-position fit
 #
-# Lesson 12 measured how much of the question's attention lands on the needle, and fitted the
+# [Lesson 12](../lessons/12_distraction.ipynb) measured how much of the question's attention lands
+# on the needle, and fitted the
 # best temperature per position as the paper's code does. Write the two measurements.
 
 # %%

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercise 13 — A sliding window, and how far a stack of layers reads
 #
-# Lesson 13 built a hybrid: RoPE layers that see only their last $w$ keys, and global NoPE layers.
+# [Lesson 13](../lessons/13_design_that_holds.ipynb) built a hybrid: RoPE layers that see only
+# their last $w$ keys, and global NoPE layers.
 # Write the window's mask, then find which input tokens can reach an output through a stack of
 # such layers: the reason the hybrid needs its global layers.
 
