@@ -14,3 +14,15 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }
 });
+
+// A plot is small on a phone: tapping it opens the image at its full size.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const image of document.querySelectorAll(".cell_output img, article img[src$='.svg']")) {
+    if (image.closest("a")) continue;
+    const link = document.createElement("a");
+    link.href = image.src;
+    link.title = "open at full size";
+    image.replaceWith(link);
+    link.appendChild(image);
+  }
+});
