@@ -26,3 +26,25 @@ document.addEventListener("DOMContentLoaded", () => {
     link.appendChild(image);
   }
 });
+
+// Search results quote a page's text, where a formula is still TeX ("\(\lambda\)"): show it as
+// a reader would write it ("λ").
+const TEX_SYMBOLS = {lambda: "λ", theta: "θ", gamma: "γ", beta: "β", rho: "ρ", tau: "τ",
+                     sqrt: "√", cdot: "·", times: "×", le: "≤", ge: "≥", approx: "≈", pm: "±",
+                     infty: "∞", sum: "Σ", ln: "ln", log: "log", exp: "exp", max: "max"};
+
+function readableTex(text) {
+  return text
+    .replace(/\\[()[\]]|\$\$/g, "")
+    .replace(/\\(?:mathrm|text|operatorname|mathbf)\{([^{}]*)\}/g, "$1")
+    .replace(/\\frac\{([^{}]*)\}\{([^{}]*)\}/g, "($1)/($2)")
+    .replace(/([_^])\{([^{}]*)\}/g, "$1$2")
+    .replace(/\\([A-Za-z]+)/g, (whole, name) => TEX_SYMBOLS[name] ?? name)
+    .replace(/\\[,;! ]/g, " ");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  if (typeof Search === "undefined" || typeof Search.htmlToText !== "function") return;
+  const toText = Search.htmlToText;
+  Search.htmlToText = (html, anchor) => readableTex(toText(html, anchor));
+});
