@@ -64,7 +64,8 @@ def test_every_third_party_import_is_in_requirements():
     site = [path for path in files if path.name in SITE_FILES]
     missing = unlisted_imports(course, listed_requirements()) + unlisted_imports(
         site, listed_requirements() | listed_requirements("requirements-site.txt"))
-    assert not missing, "imported but not in requirements.txt (or, for the site, requirements-site.txt):\n" + "\n".join(missing)
+    assert not missing, ("imported but not in requirements.txt (or, for the site, "
+                         "requirements-site.txt):\n" + "\n".join(missing))
 
 
 def test_an_unlisted_import_is_caught(tmp_path):
