@@ -660,25 +660,25 @@ def check_needle_mass(student) -> None:
 
 
 def check_per_position_fit(student) -> None:
-    """student(table, grid, L, bucket) -> a of lambda(i) = 1 + a ln(i / L), from the best lambda of
+    """student(table, grid, L, bucket) -> c of lambda(i) = 1 + c ln(i / L), from the best lambda of
     each bucket of positions past L (i: the bucket's mean position, counted from 1)."""
     g = torch.Generator().manual_seed(2)
     grid = [round(1 + 0.1 * k, 1) for k in range(12)]
     cases = []
-    for L, T, a in [(16, 128, 0.4), (8, 64, 0.25), (32, 96, 0.6)]:
-        planted = 1 + a * torch.log(torch.arange(1, T + 1) / L)
+    for L, T, c in [(16, 128, 0.4), (8, 64, 0.25), (32, 96, 0.6)]:
+        planted = 1 + c * torch.log(torch.arange(1, T + 1) / L)
         table = (torch.tensor(grid)[:, None] - planted[None]) ** 2 + 0.01 * torch.rand(len(grid), T, generator=g)
-        cases.append((f"L={L}, T={T}, planted a={a}", dict(table=table, grid=grid, L=L, bucket=L // 4)))
+        cases.append((f"L={L}, T={T}, planted c={c}", dict(table=table, grid=grid, L=L, bucket=L // 4)))
     run_cases("per-position fit", student, lambda table, grid, L, bucket: fit_per_position(table, grid, L, bucket=bucket)["a"],
               cases, atol=1e-6)
 
 
 def check_position_temperature(student) -> None:
-    """student(T, a, L, causal) -> the (T,) per-position temperature 1 + a ln(n_i / L) past L, else 1."""
-    cases = [(f"T={T}, a={a}, L={L}, causal={causal}", dict(T=T, a=a, L=L, causal=causal))
-             for T, a, L in [(40, 0.397, 16), (8, 0.5, 16), (33, 0.7, 32), (64, 0.0, 8)] for causal in (True, False)]
-    run_cases("per-position temperature", student,
-              lambda T, a, L, causal: position_temperature(T, a, L, causal), cases)
+    """student(T, c, L, causal) -> the (T,) per-position multiplier 1 + c ln(n_i / L) past L, else 1."""
+    cases = [(f"T={T}, c={c}, L={L}, causal={causal}", dict(T=T, c=c, L=L, causal=causal))
+             for T, c, L in [(40, 0.397, 16), (8, 0.5, 16), (33, 0.7, 32), (64, 0.0, 8)] for causal in (True, False)]
+    run_cases("per-position multiplier", student,
+              lambda T, c, L, causal: position_temperature(T, c, L, causal), cases)
 
 
 def check_seed_interval(student) -> None:

@@ -219,10 +219,10 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
         "the highest loss as the best": lambda table, grid, L, bucket: S["per_position_fit"](-table, grid, L, bucket),
     }),
     "check_position_temperature": ("position_temperature", {
-        "no floor at 1 (below L too)": lambda T, a, L, causal: 1 + a * torch.log(
+        "no floor at 1 (below L too)": lambda T, c, L, causal: 1 + c * torch.log(
             (torch.arange(1, T + 1).float() if causal else torch.full((T,), float(T))) / L),
-        "positions counted from 0": lambda T, a, L, causal: S["position_temperature"](T, a, L, causal) if not causal
-        else torch.where(torch.arange(T) > L, 1 + a * torch.log(torch.arange(T).clamp(min=1) / L), torch.ones(T)),
+        "positions counted from 0": lambda T, c, L, causal: S["position_temperature"](T, c, L, causal) if not causal
+        else torch.where(torch.arange(T) > L, 1 + c * torch.log(torch.arange(T).clamp(min=1) / L), torch.ones(T)),
     }),
     "check_seed_interval": ("seed_interval", {
         "a normal 1.645 instead of t": lambda values, level, t_quantile: S["seed_interval"](

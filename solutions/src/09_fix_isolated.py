@@ -13,17 +13,17 @@ import torch
 from minilm.checks import check_position_temperature, check_seed_interval
 
 # %% [markdown]
-# ## Task 1: the per-position temperature
+# ## Task 1: the per-position multiplier
 #
 # Return a `(T,)` tensor: row $i$ of a causal model sees $n_i = i + 1$ keys, and its logits are
-# multiplied by $\lambda_i = 1 + a \ln(n_i / L)$ where $n_i > L$, and by 1 where $n_i \le L$. In
+# multiplied by $\lambda_i = 1 + c \ln(n_i / L)$ where $n_i > L$, and by 1 where $n_i \le L$. In
 # a bidirectional model (`causal=False`) every row sees $n_i = T$ keys.
 
 # %%
-def position_temperature(T, a, L, causal):
+def position_temperature(T, c, L, causal):
     ### BEGIN SOLUTION
     n = torch.arange(1, T + 1, dtype=torch.float) if causal else torch.full((T,), float(T))
-    return torch.where(n > L, 1 + a * torch.log(n / L), torch.ones(T))
+    return torch.where(n > L, 1 + c * torch.log(n / L), torch.ones(T))
     ### END SOLUTION
 
 
