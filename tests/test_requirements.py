@@ -1,7 +1,6 @@
 """A fresh environment has everything the repository imports: each third-party module imported
 by a tracked .py file (library, tests, tools, lesson and exercise sources) is installed by a
-distribution that requirements.txt names; the site's build and its tests (SITE_FILES) may also
-import what requirements-site.txt names, and nothing else may."""
+distribution that requirements.txt names."""
 
 import ast
 import importlib.metadata
@@ -11,7 +10,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE_FILES = {"build_site.py", "test_site.py"}   # the course site's tools, apart from the student's
 
 
 def normalise(name: str) -> str:
@@ -33,9 +31,9 @@ def top_level_imports(path: Path) -> set[str]:
     return names
 
 
-def listed_requirements(name: str = "requirements.txt") -> set[str]:
+def listed_requirements() -> set[str]:
     listed = set()
-    for line in (ROOT / name).read_text().splitlines():
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line.split("#")[0])
         if match and not line.lstrip().startswith("-"):
             listed.add(normalise(match.group(1)))
@@ -60,12 +58,8 @@ def unlisted_imports(files: list[Path], listed: set[str]) -> list[str]:
 def test_every_third_party_import_is_in_requirements():
     files = tracked_python_files()
     assert len(files) > 20, "git ls-files found too few files: is this a checkout?"
-    course = [path for path in files if path.name not in SITE_FILES]
-    site = [path for path in files if path.name in SITE_FILES]
-    missing = unlisted_imports(course, listed_requirements()) + unlisted_imports(
-        site, listed_requirements() | listed_requirements("requirements-site.txt"))
-    assert not missing, ("imported but not in requirements.txt (or, for the site, "
-                         "requirements-site.txt):\n" + "\n".join(missing))
+    missing = unlisted_imports(files, listed_requirements())
+    assert not missing, "imported but not in requirements.txt:\n" + "\n".join(missing)
 
 
 def test_an_unlisted_import_is_caught(tmp_path):

@@ -537,7 +537,9 @@ def test_the_menu_opens_at_every_width_and_no_page_is_wider_than_a_phone(site, s
     sidebar button of a lesson opens the list of lessons (a dialog below 992 px) or, on a desktop,
     folds the sidebar away. Then every page, at 390 px wide, is no wider than the screen."""
     need_browser(driven=True)
-    from playwright.sync_api import sync_playwright
+    # Playwright is one of the site's tools (requirements-site.txt), not the student's: loaded
+    # only here, after need_browser() has skipped (or, in CI, failed) without it.
+    sync_playwright = importlib.import_module("playwright.sync_api").sync_playwright
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
