@@ -669,7 +669,7 @@ def check_per_position_fit(student) -> None:
         planted = 1 + c * torch.log(torch.arange(1, T + 1) / L)
         table = (torch.tensor(grid)[:, None] - planted[None]) ** 2 + 0.01 * torch.rand(len(grid), T, generator=g)
         cases.append((f"L={L}, T={T}, planted c={c}", dict(table=table, grid=grid, L=L, bucket=L // 4)))
-    run_cases("per-position fit", student, lambda table, grid, L, bucket: fit_per_position(table, grid, L, bucket=bucket)["a"],
+    run_cases("per-position fit", student, lambda table, grid, L, bucket: fit_per_position(table, grid, L, bucket=bucket)["c"],
               cases, atol=1e-6)
 
 
@@ -694,30 +694,37 @@ def check_seed_interval(student) -> None:
               names=("mean", "lower end of the interval", "upper end of the interval"))
 
 
-def _needle_share_by_softmax(n, k, s, lam):
-    """The needle's share, by a softmax over an explicit row of k logits s and n - k logits 0."""
-    logits = torch.cat([torch.full((k,), float(s), dtype=torch.float64), torch.zeros(n - k, dtype=torch.float64)])
-    return torch.softmax(lam * logits, 0)[:k].sum()
+def _needle_share_by_softmax(n, needle_keys, needle_logit, lam):
+    """The needle's share, by a softmax over an explicit row of needle_keys logits needle_logit and
+    n - needle_keys logits 0."""
+    logits = torch.cat([torch.full((needle_keys,), float(needle_logit), dtype=torch.float64),
+                        torch.zeros(n - needle_keys, dtype=torch.float64)])
+    return torch.softmax(lam * logits, 0)[:needle_keys].sum()
 
 
 def check_needle_share(student) -> None:
-    """student(n, k, s, lam) -> the softmax weight on k needle keys of logit s among n - k of logit 0."""
-    cases = [(f"n={n}, k={k}, s={s}, lam={lam}", dict(n=n, k=k, s=s, lam=lam))
+    """student(n, needle_keys, needle_logit, lam) -> the softmax weight on the needle_keys keys of
+    logit needle_logit among n - needle_keys of logit 0."""
+    cases = [(f"n={n}, needle_keys={k}, needle_logit={s}, lam={lam}",
+              dict(n=n, needle_keys=k, needle_logit=s, lam=lam))
              for n, k, s, lam in [(32, 4, 3.0, 1.0), (256, 4, 3.0, 1.0), (256, 4, 3.0, 1.6), (64, 1, 0.5, 2.0),
                                   (1000, 10, 5.0, 0.5)]]
     run_cases("needle share", student, _needle_share_by_softmax, cases, atol=1e-9)
 
 
 def check_lambda_holding_share(student) -> None:
-    """student(n, k, s, share) -> the lambda at which the needle's share of n keys is ``share``."""
-    cases = [(f"n={n}, k={k}, s={s}, share={m}", dict(n=n, k=k, s=s, share=m))
+    """student(n, needle_keys, needle_logit, share) -> the lambda at which the needle's share of n
+    keys is ``share``."""
+    cases = [(f"n={n}, needle_keys={k}, needle_logit={s}, share={m}",
+              dict(n=n, needle_keys=k, needle_logit=s, share=m))
              for n, k, s, m in [(32, 4, 3.0, 0.6), (256, 4, 3.0, 0.6), (4096, 4, 2.0, 0.5), (100, 10, 1.0, 0.9)]]
 
-    def reference(n, k, s, share):   # bisection on the softmax itself, not the closed form
+    def reference(n, needle_keys, needle_logit, share):   # bisection on the softmax itself, not the closed form
         low, high = -50.0, 50.0
         for _ in range(200):
             middle = (low + high) / 2
-            low, high = (middle, high) if _needle_share_by_softmax(n, k, s, middle) < share else (low, middle)
+            below = _needle_share_by_softmax(n, needle_keys, needle_logit, middle) < share
+            low, high = (middle, high) if below else (low, middle)
         return torch.tensor((low + high) / 2, dtype=torch.float64)
 
     run_cases("temperature that holds the share", student, reference, cases, atol=1e-7)

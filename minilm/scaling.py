@@ -212,13 +212,13 @@ def fit_log_slope(ratios, lambdas) -> float:
 
 
 def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
-    """The per-position fit of Wang et al.'s code: lambda(i) = 1 + a ln(i / L).
+    """The per-position fit of Wang et al.'s code: lambda(i) = 1 + c ln(i / L).
 
     ``table`` (len(grid), T) is the loss at each position under each uniform lambda
     (uniform_temperature_by_position). Past L, positions are averaged in buckets of
     ``bucket``; each bucket's best lambda is the grid value with the lowest loss there, and
     i is the bucket's mean position counted from 1. Returns {"ratios": i / L of each bucket,
-    "best": its best lambda, "a": fit_log_slope(ratios, best)}. The table must be finite (a
+    "best": its best lambda, "c": fit_log_slope(ratios, best)}. The table must be finite (a
     lambda with a nan or inf loss somewhere would otherwise be picked there as the best); a table
     of integers is read as numbers."""
     grid = _checked_grid(grid)
@@ -243,4 +243,4 @@ def fit_per_position(table: torch.Tensor, grid, L: int, *, bucket: int) -> dict:
     positions = bucket_means(torch.arange(L + 1, table.shape[1] + 1, dtype=torch.float), bucket)
     ratios = (positions / L).tolist()
     best = [grid[int(k)] for k in buckets.argmin(0)]
-    return {"ratios": ratios, "best": best, "a": fit_log_slope(ratios, best)}
+    return {"ratios": ratios, "best": best, "c": fit_log_slope(ratios, best)}

@@ -269,15 +269,15 @@ def row_multipliers(name: str, values) -> None:
 
 
 def position_rule(slope, L, T, dtype) -> None:
-    """The per-position rule lambda_i = 1 + a ln(n_i / L): a >= 0, L a length, and its largest
-    multiplier (at the last row) within what ``dtype`` holds: a = 1e39 is a finite float, but
+    """The per-position rule lambda_i = 1 + c ln(n_i / L): c >= 0, L a length, and its largest
+    multiplier (at the last row) within what ``dtype`` holds: c = 1e39 is a finite float, but
     its multipliers are inf, and the logits nan."""
-    finite_number("position_scale slope a", slope, at_least=0)
+    finite_number("position_scale slope c", slope, at_least=0)
     positive_int("position_scale L", L)
-    storable_number("position_scale slope a", slope, dtype, where="the logit multipliers")
+    storable_number("position_scale slope c", slope, dtype, where="the logit multipliers")
     largest = 1 + slope * max(0.0, math.log(max(T, 1) / L))
     if largest > torch.finfo(dtype).max:
-        raise ValueError(f"position_scale slope a={slope!r} multiplies the logits at length {T} by {largest:.3g}, "
+        raise ValueError(f"position_scale slope c={slope!r} multiplies the logits at length {T} by {largest:.3g}, "
                          f"more than {dtype_name(dtype)} holds; give a smaller slope")
 
 
@@ -328,7 +328,7 @@ def lm_call(model, idx, setting: dict, position_scale, return_weights, return_sc
 
 def lm_input(model, idx, setting: dict, position_scale, return_weights, return_scores) -> None:
     """Token ids of shape (B, T) on the model's device, at most max_len long; settings it can be
-    evaluated under (EVAL_SETTINGS; Config checks their values); position_scale a pair (a, L)
+    evaluated under (EVAL_SETTINGS; Config checks their values); position_scale a pair (c, L)
     (position_temperature checks a and L)."""
     c = model.config
     if return_weights and return_scores:
@@ -351,7 +351,7 @@ def lm_input(model, idx, setting: dict, position_scale, return_weights, return_s
         raise ValueError(f"rope_scaling={setting['rope_scaling']} needs a RoPE model; this one has pos={c.pos!r}")
     if position_scale is not None:
         if not isinstance(position_scale, tuple) or len(position_scale) != 2:
-            raise ValueError(f"position_scale must be a pair (a, L): slope and training length; got {position_scale!r}")
+            raise ValueError(f"position_scale must be a pair (c, L): slope and training length; got {position_scale!r}")
 
 
 def lm_values(model, idx) -> None:

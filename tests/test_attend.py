@@ -184,7 +184,7 @@ def test_the_per_position_temperature_is_one_within_L_and_one_plus_a_ln_past_it(
     n = torch.arange(17, 41, dtype=torch.float)
     torch.testing.assert_close(factor[16:], 1 + 0.4 * torch.log(n / 16))
     assert torch.equal(position_temperature(40, 0.4, 16, causal=False), torch.full((40,), 1 + 0.4 * math.log(40 / 16)))
-    with pytest.raises(ValueError, match="position_scale slope a"):
+    with pytest.raises(ValueError, match="position_scale slope c"):
         position_temperature(40, -0.1, 16, causal=True)
 
 
@@ -214,5 +214,5 @@ def test_a_model_takes_the_per_position_rule_as_a_row_scale_on_every_layer():
         finite = plain_layer.isfinite()   # the causal mask's -inf
         torch.testing.assert_close(ruled_layer[finite], (rows.view(-1, 1) * plain_layer)[finite])
     assert rows[:8].eq(1).all() and rows[8:].gt(1).all()
-    with pytest.raises(ValueError, match=r"position_scale must be a pair \(a, L\)"):
+    with pytest.raises(ValueError, match=r"position_scale must be a pair \(c, L\)"):
         model(idx, position_scale=0.5)

@@ -231,13 +231,16 @@ CHECKERS = {  # checker: (the solution's function, {wrong answer: function})
             values, level, t_quantile),
     }),
     "check_needle_share": ("needle_share", {
-        "n instead of n - k filler keys": lambda n, k, s, lam: k * math.exp(lam * s) / (k * math.exp(lam * s) + n),
-        "the temperature on the filler too, divided": lambda n, k, s, lam: k * math.exp(s / lam) / (
-            k * math.exp(s / lam) + (n - k)),
+        "n instead of n - k filler keys": lambda n, needle_keys, needle_logit, lam: needle_keys * math.exp(
+            lam * needle_logit) / (needle_keys * math.exp(lam * needle_logit) + n),
+        "the temperature on the filler too, divided": lambda n, needle_keys, needle_logit, lam: needle_keys * math.exp(
+            needle_logit / lam) / (needle_keys * math.exp(needle_logit / lam) + (n - needle_keys)),
     }),
     "check_lambda_holding_share": ("lambda_holding_share", {
-        "forgot the k needle keys": lambda n, k, s, share: math.log(share * (n - k) / (1 - share)) / s,
-        "share and 1 - share swapped": lambda n, k, s, share: math.log((1 - share) * (n - k) / (share * k)) / s,
+        "forgot the k needle keys": lambda n, needle_keys, needle_logit, share: math.log(
+            share * (n - needle_keys) / (1 - share)) / needle_logit,
+        "share and 1 - share swapped": lambda n, needle_keys, needle_logit, share: math.log(
+            (1 - share) * (n - needle_keys) / (share * needle_keys)) / needle_logit,
     }),
     "check_rule_slopes": ("rule_slope", {
         "yarn's 0.1 (forgot the square)": lambda rule, L: 0.1 if rule == "yarn" else S["rule_slope"](rule, L),

@@ -168,16 +168,16 @@ def test_temperature_by_position_is_the_loss_by_position_at_each_lambda_and_rest
 
 
 def test_the_per_position_fit_recovers_a_planted_slope():
-    L, T, a = 16, 128, 0.4
+    L, T, c = 16, 128, 0.4
     grid = [round(1 + 0.05 * k, 2) for k in range(30)]
     positions = torch.arange(1, T + 1, dtype=torch.float)
-    planted = 1 + a * torch.log(positions / L)
+    planted = 1 + c * torch.log(positions / L)
     table = (torch.tensor(grid)[:, None] - planted[None]) ** 2  # each position's loss is lowest at its planted lambda
     fit = minilm.scaling.fit_per_position(table, grid, L, bucket=4)
     assert len(fit["ratios"]) == (T - L) // 4 and fit["ratios"][0] == pytest.approx(18.5 / 16)
-    assert fit["a"] == pytest.approx(a, abs=0.02)
+    assert fit["c"] == pytest.approx(c, abs=0.02)
     flat = minilm.scaling.fit_per_position(table * 0 + torch.tensor(grid)[:, None], grid, L, bucket=4)  # lambda = 1 is best everywhere
-    assert flat["a"] == 0 and set(flat["best"]) == {1.0}
+    assert flat["c"] == 0 and set(flat["best"]) == {1.0}
     with pytest.raises(ValueError, match="one row per lambda"):
         minilm.scaling.fit_per_position(table[:3], grid, L, bucket=4)
 

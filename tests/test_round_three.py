@@ -28,10 +28,10 @@ def model():
     return LM(Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=1, n_head=2, pos="nope")).eval()
 
 
-def planted_table(L=16, T=64, a=0.0):
-    """Losses (len(grid), T) lowest at lambda = 1 + a ln(i / L) past L: with a = 0, at lambda = 1."""
+def planted_table(L=16, T=64, c=0.0):
+    """Losses (len(grid), T) lowest at lambda = 1 + c ln(i / L) past L: with c = 0, at lambda = 1."""
     grid = [round(1 + 0.1 * k, 1) for k in range(10)]
-    planted = 1 + a * torch.log(torch.arange(1, T + 1) / L).clamp(min=0)
+    planted = 1 + c * torch.log(torch.arange(1, T + 1) / L).clamp(min=0)
     return (torch.tensor(grid)[:, None] - planted[None]) ** 2, grid
 
 
@@ -147,7 +147,7 @@ def test_the_extension_rules_past_the_training_length_are_their_formulas():
 
 
 def test_an_integer_table_is_fitted_as_numbers():
-    table, grid = planted_table(a=0.5)
+    table, grid = planted_table(c=0.5)
     as_ints = (table * 1000).round().long()
     assert fit_per_position(as_ints, grid, 16, bucket=4) == fit_per_position(as_ints.double(), grid, 16, bucket=4)
 

@@ -33,10 +33,10 @@ def test_attend_refuses_a_row_scale_that_is_not_finite(bad):
 
 def test_a_position_slope_whose_multipliers_overflow_is_refused_not_nan():
     idx = torch.tensor([list(range(1, 12))])
-    with pytest.raises(ValueError, match=r"slope a must be at most 3.4e\+38 .* \(float32\) can hold; got 1e\+39"):
-        tiny()(idx, position_scale=(1e39, 8))  # a float32 a is inf, and inf x ln(n_i / L) inf or nan
-    with pytest.raises(ValueError, match=r"slope a=3e\+38 multiplies the logits at length 32 by 4.16e\+38, more"):
-        position_temperature(32, 3e38, 8, True)  # 1 + a ln 4; at length 24, 1 + a ln 3 = 3.3e38 still fits
+    with pytest.raises(ValueError, match=r"slope c must be at most 3.4e\+38 .* \(float32\) can hold; got 1e\+39"):
+        tiny()(idx, position_scale=(1e39, 8))  # a float32 c is inf, and inf x ln(n_i / L) inf or nan
+    with pytest.raises(ValueError, match=r"slope c=3e\+38 multiplies the logits at length 32 by 4.16e\+38, more"):
+        position_temperature(32, 3e38, 8, True)  # 1 + c ln 4; at length 24, 1 + c ln 3 = 3.3e38 still fits
     assert position_temperature(24, 3e38, 8, True).isfinite().all()
     assert tiny()(idx, position_scale=(0.5, 8)).isfinite().all()  # the control: a slope float32 holds
 

@@ -218,17 +218,24 @@ for seed in P.seeds:
               f"     {a['loss'] - b['loss']:+.3f}")
 
 # %%
-fig, axes = plt.subplots(1, len(P.seeds), figsize=(9, 3.8), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 stages = (0, *budgets)
-for ax, seed in zip(axes, P.seeds):
-    for offset, label in ((-0.2, "n fixed"), (0.2, "n = length")):
-        ax.bar([i + offset for i in range(len(stages))],
-               [100 * scores[seed, label, s]["accuracy"] for s in stages], width=0.4,
-               color=styles[label], label=label)
-    ax.set(xticks=range(len(stages)), xticklabels=["zero-shot"] + [f"{s} steps" for s in budgets],
-           xlabel="fine-tuning budget", title=f"seed {seed}", ylim=(0, 75))
-axes[0].set_ylabel(f"MLM accuracy at T = {T_ft} (%)")
-axes[0].legend(loc="upper left", ncol=2)
+names = ["zero-shot"] + [f"{s} steps" for s in budgets]
+for k, (seed, line) in enumerate(zip(P.seeds, ("o-", "s--"))):
+    for label in settings:
+        axes[0].plot(range(len(stages)), [100 * scores[seed, label, s]["accuracy"] for s in stages],
+                     line, color=styles[label], label=f"{label}, seed {seed}")
+    cost = [scores[seed, "n = length", s]["loss"] - scores[seed, "n fixed", s]["loss"]
+            for s in stages]
+    axes[1].bar([i + 0.4 * k - 0.2 for i in range(len(stages))], cost, width=0.4,
+                label=f"seed {seed}")
+axes[0].set(xticks=range(len(stages)), xticklabels=names, xlabel="fine-tuning budget",
+            ylabel=f"MLM accuracy at T = {T_ft} (%)", title="Accuracy")
+axes[0].legend(ncol=2)
+axes[1].axhline(0, color="k", lw=0.8)
+axes[1].set(xticks=range(len(stages)), xticklabels=names, xlabel="fine-tuning budget",
+            ylabel="loss, n = length minus n fixed (nats)", title="What n = length costs")
+axes[1].legend()
 plt.show()
 
 # %% [markdown]

@@ -35,6 +35,7 @@
 # %%
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import torch
 
 import minilm
@@ -106,22 +107,29 @@ for (name, seed), (Z, keys) in measured.items():
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 colors = {"softmax": "tab:green", "relu²": "tab:blue", "softmax, untrained": "tab:gray"}
 ns = torch.tensor(lengths, dtype=torch.float)
+line_of_layer = ["-", "--", "-.", ":"]          # the line says the layer, the marker the seed
+marker_of_seed = dict(zip(sorted({seed for _, seed in measured}), "os^Dv"))
 for (name, seed), (Z, keys) in measured.items():
     for layer in range(Z.shape[0]):
-        label = name if seed == P.seeds[0] and layer == 0 else None
-        axes[0].plot(lengths, Z[layer] / Z[layer, 0], "o-", color=colors[name], alpha=0.7,
-                     label=label)
-        axes[1].plot(lengths, keys[layer], "o-", color=colors[name], alpha=0.7, label=label)
-axes[0].plot(lengths, ns / ns[0], "k--", lw=1, label="O(n)")
-axes[0].axhline(1, color="k", ls=":", lw=1, label="O(1)")
+        style = dict(color=colors[name], ls=line_of_layer[layer], marker=marker_of_seed[seed],
+                     alpha=0.7)
+        axes[0].plot(lengths, Z[layer] / Z[layer, 0], **style)
+        axes[1].plot(lengths, keys[layer], **style)
+axes[0].plot(lengths, ns / ns[0], "k:", lw=1, label="O(n)")
+axes[0].axhline(1, color="gray", ls=":", lw=1, label="O(1)")
 axes[0].set(ylabel=f"Z(n) / Z({lengths[0]})", title="Normaliser Z_i (every layer and seed)")
-axes[1].plot(lengths, lengths, "k--", lw=1, label="uniform: n keys")
+axes[1].plot(lengths, lengths, "k:", lw=1, label="uniform: n keys")
 axes[1].set(ylabel="effective keys  exp(H)", title="How many keys a query uses")
+key = ([Line2D([], [], color=c, label=name) for name, c in colors.items()]
+       + [Line2D([], [], color="k", ls=line_of_layer[layer], label=f"layer {layer}")
+          for layer in range(P.n_layer)]
+       + [Line2D([], [], color="k", ls="none", marker=m, label=f"seed {seed}")
+          for seed, m in marker_of_seed.items()])
 for ax in axes:
     ax.set(xscale="log", yscale="log", xlabel="number of keys n (= sequence length)",
            xticks=lengths, xticklabels=lengths)
     ax.minorticks_off()
-    ax.legend()
+    ax.legend(handles=key + ax.get_legend_handles_labels()[0], fontsize=8, ncol=2)
 axes[0].set(yticks=[1, 2, 4, 8], yticklabels=["1", "2", "4", "8"])
 plt.show()
 
@@ -202,14 +210,15 @@ x = eval_batches(corpus, task="causal", length=P.train_len, batch_size=32, n_bat
                  device=transformer.device)[0][0]
 causal_keys = minilm.attention_entropy(transformer, x).exp()     # (layer, head, position)
 visible = torch.arange(1, P.train_len + 1)
-fig, ax = plt.subplots()
-for layer in range(P.n_layer):
+fig, axes = plt.subplots(1, P.n_layer, figsize=(11, 3.6), sharey=True, squeeze=False)
+for layer, ax in enumerate(axes[0]):
     for head in range(P.n_head):
-        ax.plot(visible, causal_keys[layer, head], alpha=0.7, label=f"L{layer}H{head}")
-ax.plot(visible, visible, "k--", lw=1, label="uniform")
-ax.set(xlabel="keys visible to the query (i + 1)", ylabel="effective keys exp(H)", ylim=(0, 20),
-       title="Causal Transformer: effective keys per head")
-ax.legend(ncol=3)
+        ax.plot(visible, causal_keys[layer, head], label=f"head {head}")
+    ax.plot(visible, visible, "k:", lw=1, label="uniform: i + 1 keys")
+    ax.set(xlabel="keys visible to the query (i + 1)", ylim=(0, 20), title=f"layer {layer}")
+    ax.legend(ncol=2)
+axes[0, 0].set_ylabel("effective keys exp(H)")
+fig.suptitle("Causal Transformer: effective keys per head")
 plt.show()
 print(f"effective keys at n = {P.train_len}: {causal_keys[..., -1].mean():.1f} "
       f"on average over heads")
@@ -269,13 +278,13 @@ def rope_decay_bound(distances, dim, base=10000.0):
 distances = torch.arange(0, 4 * L_mlm + 1)
 fig, ax = plt.subplots()
 for dim in (P.d_k, 128):
-    ax.plot(distances, rope_decay_bound(distances, dim), label=f"d = {dim}")
+    ax.plot(distances, rope_decay_bound(distances, dim), label=f"d_k = {dim}")
 ax.set(xlabel="relative distance r", ylabel="bound factor",
        title="RoPE: the bound on |score| decays with distance")
 ax.legend()
 plt.show()
 bound = rope_decay_bound(distances, P.d_k)
-print(f"d = {P.d_k}: bound at r = 0: {bound[0]:.1f}, r = 16: {bound[16]:.1f}, "
+print(f"d_k = {P.d_k}: bound at r = 0: {bound[0]:.1f}, r = 16: {bound[16]:.1f}, "
       f"r = {L_mlm}: {bound[L_mlm]:.1f}")
 flat = rope_decay_bound(distances, P.d_k, base=1.0)   # the control: one frequency for every pair
 print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "

@@ -244,16 +244,17 @@ for seed in P.seeds:
 # %%
 g = torch.Generator().manual_seed(0)
 q, k, v = (torch.randn(1, 1, 32, 16, generator=g) for _ in range(3))
-print(f"{'temperature':>11}  {'relu²/row sum: max |change|':>28}  "
+print(f"{'lambda':>11}  {'relu²/row sum: max |change|':>28}  "
       f"{'softmax: max |change|':>22}  softmax entropy")
 _, relu_base = minilm.attend(q, k, v, norm="relu2_norm", return_weights=True)
 _, soft_base = minilm.attend(q, k, v, return_weights=True)
 changes = {}
-for t in (0.5, 1.0, 2.0, 4.0):
-    _, relu_w = minilm.attend(q, k, v, norm="relu2_norm", scale=t, return_weights=True)
-    _, soft_w = minilm.attend(q, k, v, scale=t, return_weights=True)
-    changes[t] = ((relu_w - relu_base).abs().max().item(), (soft_w - soft_base).abs().max().item())
-    print(f"{t:11.1f}  {changes[t][0]:28.2e}  {changes[t][1]:22.3f}  "
+for lam in (0.5, 1.0, 2.0, 4.0):
+    _, relu_w = minilm.attend(q, k, v, norm="relu2_norm", scale=lam, return_weights=True)
+    _, soft_w = minilm.attend(q, k, v, scale=lam, return_weights=True)
+    changes[lam] = ((relu_w - relu_base).abs().max().item(),
+                    (soft_w - soft_base).abs().max().item())
+    print(f"{lam:11.1f}  {changes[lam][0]:28.2e}  {changes[lam][1]:22.3f}  "
           f"{measure.entropy(soft_w).mean():.3f}")
 
 # %% [markdown]
@@ -269,9 +270,9 @@ for t in (0.5, 1.0, 2.0, 4.0):
 # </details>
 
 # %%
-for t, (relu_change, soft_change) in changes.items():
-    assert relu_change < 1e-5, t
-    assert t == 1.0 or soft_change > 0.05, t
+for lam, (relu_change, soft_change) in changes.items():
+    assert relu_change < 1e-5, lam
+    assert lam == 1.0 or soft_change > 0.05, lam
 
 # %% [markdown]
 # ## Optional: why $\ln n$, in a model where it is exact
@@ -281,7 +282,7 @@ for t, (relu_change, soft_change) in changes.items():
 #
 # Chen et al. (ICLR 2026, arXiv:2510.05554) prove the derivation's $\ln n$ in a solvable model: $n$
 # unit vectors $y_i$, each query, key and value at once, with scores
-# $\beta\,\langle y_i, y_j\rangle$, $\beta = \gamma \ln n$ (printed "gamma"). Too small a $\gamma$
+# $\beta\,\langle y_i, y_j\rangle$, $\beta = \kappa \ln n$ (printed "kappa"). Too small a $\kappa$
 # averages all outputs into one (*rank collapse*); too large leaves each token on itself
 # (*identity*).
 
@@ -290,15 +291,15 @@ for t, (relu_change, soft_change) in changes.items():
 #
 # $$A_{ii} = \frac{1}{1 + (n-1)\,e^{-\beta(1-\rho)}}$$
 #
-# on itself: as $n$ grows it goes to 0 below $\gamma_c = 1/(1-\rho)$ and to 1 above. We take
-# $\rho = 0.5$ ($\gamma_c = 2$), up to $n = 16384$.
+# on itself: as $n$ grows it goes to 0 below $\kappa_c = 1/(1-\rho)$ and to 1 above. We take
+# $\rho = 0.5$ ($\kappa_c = 2$), up to $n = 16384$.
 #
 # <details><summary>The derivation, and the cosine between outputs</summary>
 #
 # Row $i$ holds $\beta$ for itself and $\beta\rho$ for each of the $n - 1$ others (only the gap
 # counts: a constant in every score cancels in a softmax), which gives $A_{ii}$ above; each other
-# token gets $(1 - A_{ii})/(n-1)$. With $\beta = \gamma \ln n$,
-# $(n-1)\,e^{-\beta(1-\rho)} \approx n^{1 - \gamma(1-\rho)}$; at $\gamma_c$, $A_{ii} = n/(2n-1)
+# token gets $(1 - A_{ii})/(n-1)$. With $\beta = \kappa \ln n$,
+# $(n-1)\,e^{-\beta(1-\rho)} \approx n^{1 - \kappa(1-\rho)}$; at $\kappa_c$, $A_{ii} = n/(2n-1)
 # \approx 1/2$ for every $n$.
 #
 # Token $i$ outputs $o_i = \sum_j A_{ij}\, y_j$. Since $\sum_j A_{ij} = 1$ and $\langle y_j,
@@ -307,9 +308,9 @@ for t, (relu_change, soft_change) in changes.items():
 # $$\langle o_i, o_k\rangle = \rho + (1-\rho)\,\langle A_i, A_k\rangle ,$$
 #
 # so two rows of $A$ give the cosine between two outputs, $\big(\rho + (1-\rho)\langle A_i,
-# A_k\rangle\big) / \big(\rho + (1-\rho)\|A_i\|^2\big)$. Below $\gamma_c$ the rows spread, $\langle
+# A_k\rangle\big) / \big(\rho + (1-\rho)\|A_i\|^2\big)$. Below $\kappa_c$ the rows spread, $\langle
 # A_i, A_k\rangle$ and $\|A_i\|^2$ go to 0 and the cosine to 1: averaging many tokens keeps only
-# what they share. Above $\gamma_c$, $A$ goes to the identity and the cosine to $\rho$. Two rows
+# what they share. Above $\kappa_c$, $A$ goes to the identity and the cosine to $\rho$. Two rows
 # are enough at any $n$; the full matrix at $n = 16384$ would take 1 GiB.
 #
 # </details>
@@ -317,8 +318,8 @@ for t, (relu_change, soft_change) in changes.items():
 # <details><summary>What the next cell asserts</summary>
 #
 # The closed form and the two-row computation match attention on explicit simplices ($n$ = 8, 64,
-# 256; $\gamma$ from 1 to 3) within $10^{-9}$ (measured under $10^{-12}$). Control: the classic
-# slip, $n$ for $n - 1$, gives 0.5000 instead of 0.5333 at $n = 8$, $\gamma = 2$ (asserted off by
+# 256; $\kappa$ from 1 to 3) within $10^{-9}$ (measured under $10^{-12}$). Control: the classic
+# slip, $n$ for $n - 1$, gives 0.5000 instead of 0.5333 at $n = 8$, $\kappa = 2$ (asserted off by
 # over $10^{-3}$).
 #
 # </details>
@@ -330,11 +331,11 @@ for t, (relu_change, soft_change) in changes.items():
 threads_before = torch.get_num_threads()
 torch.set_num_threads(1)
 
-RHO = 0.5                                        # the tokens' pairwise inner product: gamma_c = 2
+RHO = 0.5                                        # the tokens' pairwise inner product: kappa_c = 2
 NS = [64, 256, 1024, 4096, 16384]
-GAMMAS = [0.5 + 0.125 * i for i in range(29)]    # 0.5 to 4: the grid of the simulations
+KAPPAS = [0.5 + 0.125 * i for i in range(29)]    # 0.5 to 4: the grid of the simulations
 # the same range, finer: the exact model is cheap
-FINE_GAMMAS = [round(0.5 + 0.025 * i, 3) for i in range(141)]
+FINE_KAPPAS = [round(0.5 + 0.025 * i, 3) for i in range(141)]
 SHOWN = [1.0, 1.5, 2.0, 2.5, 3.0]
 
 
@@ -376,8 +377,8 @@ def simplex_self_weight_and_cosine(n, rho, betas):
 worst = {"self-weight": 0.0, "cosine": 0.0, "closed form": 0.0}
 for n in (8, 64, 256):
     tokens = simplex_tokens(n, RHO)
-    for gamma in SHOWN:
-        beta = gamma * math.log(n)
+    for kappa in SHOWN:
+        beta = kappa * math.log(n)
         direct = self_weight_and_cosine(tokens @ tokens.T, tokens, beta)
         two_rows = [float(x) for x in simplex_self_weight_and_cosine(n, RHO, beta)]
         worst["self-weight"] = max(worst["self-weight"], abs(direct[0] - two_rows[0]))
@@ -386,29 +387,29 @@ for n in (8, 64, 256):
                                    abs(closed_form_self_weight(n, RHO, beta) - direct[0]))
 # rounding varies with threads, so a difference under 1e-12 is printed as such
 print(f"largest difference from attention on an explicit simplex "
-      f"(n = 8, 64, 256; gamma = {SHOWN}):",
+      f"(n = 8, 64, 256; kappa = {SHOWN}):",
       {k: "under 1e-12" if v < 1e-12 else f"{v:.1e}" for k, v in worst.items()})
 assert max(worst.values()) < 1e-9, worst
 # control: the classic slip, n for n - 1, misses the direct softmax by far more than that
 slip = 1 / (1 + 8 * math.exp(-2 * math.log(8) * (1 - RHO)))
 right = closed_form_self_weight(8, RHO, 2 * math.log(8))
-print(f"with n for n - 1 (n = 8, gamma = 2): {slip:.4f} instead of {right:.4f}")
+print(f"with n for n - 1 (n = 8, kappa = 2): {slip:.4f} instead of {right:.4f}")
 assert abs(slip - right) > 1e-3
 
 exact = {}
 for n in NS:
     self_weights, cosines = simplex_self_weight_and_cosine(n, RHO,
-                                                           torch.tensor(FINE_GAMMAS) * math.log(n))
-    exact.update({(n, gamma): (w, c)
-                  for gamma, w, c in zip(FINE_GAMMAS, self_weights.tolist(), cosines.tolist())})
-print(f"\nexact simplex, rho = {RHO}: self-weight / mean output cosine at gamma =", SHOWN)
+                                                           torch.tensor(FINE_KAPPAS) * math.log(n))
+    exact.update({(n, kappa): (w, c)
+                  for kappa, w, c in zip(FINE_KAPPAS, self_weights.tolist(), cosines.tolist())})
+print(f"\nexact simplex, rho = {RHO}: self-weight / mean output cosine at kappa =", SHOWN)
 for n in NS:
     print(f"n = {n:>5}: "
           + "   ".join(f"{exact[n, g][0]:.3f} / {exact[n, g][1]:.3f}" for g in SHOWN))
 
 # %% [markdown]
-# At $\gamma = 2$ the self-weight stays at 1/2 (0.504 to 0.500); as $n$ grows it falls at
-# $\gamma = 1.5$ (0.264 to 0.081) and rises at 2.5 (0.742 to 0.919). Real tokens are never
+# At $\kappa = 2$ the self-weight stays at 1/2 (0.504 to 0.500); as $n$ grows it falls at
+# $\kappa = 1.5$ (0.264 to 0.081) and rises at 2.5 (0.742 to 0.919). Real tokens are never
 # equidistant: the next cells perturb the simplex.
 #
 # <details><summary>The almost simplex, and how the transition is read</summary>
@@ -421,9 +422,9 @@ for n in NS:
 # rows against all $n$ keys.
 #
 # Then, for $\rho$ = 0, 0.25, 0.5, 0.75, bisection on a direct softmax at $n = 16384$ finds the
-# $\gamma$ at which the self-weight is 1/2; if $\gamma_c = 1/(1-\rho)$, $\gamma\,(1-\rho)$ is the
+# $\kappa$ at which the self-weight is 1/2; if $\kappa_c = 1/(1-\rho)$, $\kappa\,(1-\rho)$ is the
 # same for every $\rho$. At $\rho = 0.5$ it also measures the width of the transition: the range
-# of $\gamma$ over which the self-weight climbs from 0.1 to 0.9.
+# of $\kappa$ over which the self-weight climbs from 0.1 to 0.9.
 #
 # </details>
 
@@ -446,7 +447,7 @@ def almost_simplex_tokens(n, rho, dim, seed):
 
 
 def almost_simplex_grid(seed):
-    """{(dim, n, gamma): (self-weight, output cosine)}; each n takes the first n of one draw
+    """{(dim, n, kappa): (self-weight, output cosine)}; each n takes the first n of one draw
     of max(NS) tokens."""
     results = {}
     for dim in DIMS:
@@ -454,9 +455,9 @@ def almost_simplex_grid(seed):
         # computed once: each n reads its own corner of it
         gram_rows = tokens[:QUERY_ROWS] @ tokens.T
         for n in NS:
-            for gamma in GAMMAS:
-                results[dim, n, gamma] = self_weight_and_cosine(
-                    gram_rows[:min(n, QUERY_ROWS), :n], tokens[:n], gamma * math.log(n))
+            for kappa in KAPPAS:
+                results[dim, n, kappa] = self_weight_and_cosine(
+                    gram_rows[:min(n, QUERY_ROWS), :n], tokens[:n], kappa * math.log(n))
     return results
 
 
@@ -464,14 +465,14 @@ almost = almost_simplex_grid(SEED)
 for dim in DIMS:
     print(f"almost simplex, dim = {dim} "
           f"(inner products {RHO} +- {(1 - RHO) / math.sqrt(dim):.4f}), seed {SEED}: "
-          "self-weight / mean output cosine at gamma =", SHOWN)
+          "self-weight / mean output cosine at kappa =", SHOWN)
     for n in NS:
         cells = (f"{almost[dim, n, g][0]:.3f} / {almost[dim, n, g][1]:.3f}" for g in SHOWN)
         print(f"n = {n:>5}: " + "   ".join(cells))
 
 # %%
-def gamma_where(self_weight_at, level, low, high, steps):
-    """The gamma in [low, high] at which an increasing self-weight curve reaches `level`,
+def kappa_where(self_weight_at, level, low, high, steps):
+    """The kappa in [low, high] at which an increasing self-weight curve reaches `level`,
     by bisection."""
     for _ in range(steps):
         middle = (low + high) / 2
@@ -480,21 +481,21 @@ def gamma_where(self_weight_at, level, low, high, steps):
 
 
 def exact_self_weight_curve(n, rho):
-    """gamma -> the exact simplex's self-weight at n, by a direct softmax over its row of scores."""
+    """kappa -> the exact simplex's self-weight at n, by a direct softmax over its row of scores."""
     scores = torch.full((n,), rho, dtype=torch.float64)
     scores[0] = 1.0
-    return lambda gamma: torch.softmax(gamma * math.log(n) * scores, -1)[0].item()
+    return lambda kappa: torch.softmax(kappa * math.log(n) * scores, -1)[0].item()
 
 
 def almost_self_weight_curve(n, rho, dim, seed):
-    """gamma -> the mean self-weight of the first QUERY_ROWS rows of an almost simplex,
+    """kappa -> the mean self-weight of the first QUERY_ROWS rows of an almost simplex,
     by a direct softmax."""
     tokens = almost_simplex_tokens(n, rho, dim, seed)
     gram_rows = tokens[:min(n, QUERY_ROWS)] @ tokens.T
-    return lambda gamma: torch.softmax(gamma * math.log(n) * gram_rows, -1).diagonal().mean().item()
+    return lambda kappa: torch.softmax(kappa * math.log(n) * gram_rows, -1).diagonal().mean().item()
 
 
-def interpolated_gamma(grid, values, level):
+def interpolated_kappa(grid, values, level):
     """Where a curve sampled on `grid` first reaches `level`, by linear interpolation between
     grid points."""
     for (g0, v0), (g1, v1) in zip(zip(grid, values), zip(grid[1:], values[1:])):
@@ -505,15 +506,15 @@ def interpolated_gamma(grid, values, level):
 
 RHOS = [0.0, 0.25, 0.5, 0.75]
 n = max(NS)
-critical = {"exact": [gamma_where(exact_self_weight_curve(n, rho), 0.5, 0, 4 / (1 - rho), steps=30)
+critical = {"exact": [kappa_where(exact_self_weight_curve(n, rho), 0.5, 0, 4 / (1 - rho), steps=30)
                       for rho in RHOS]}
 # each step costs a softmax over 128 x 16384 scores: 12 halvings, to 0.001 / (1 - rho)
 for dim in DIMS:
-    critical[f"dim {dim}"] = [gamma_where(almost_self_weight_curve(n, rho, dim, SEED), 0.5,
+    critical[f"dim {dim}"] = [kappa_where(almost_self_weight_curve(n, rho, dim, SEED), 0.5,
                                           0.5 / (1 - rho), 4 / (1 - rho), steps=12)
                               for rho in RHOS]
-print(f"gamma where the self-weight is 1/2 at n = {n}, "
-      f"and (in brackets) that gamma times (1 - rho):")
+print(f"kappa where the self-weight is 1/2 at n = {n}, "
+      f"and (in brackets) that kappa times (1 - rho):")
 print(f"{'rho':>6} {'1/(1-rho)':>10} " + " ".join(f"{name:>17}" for name in critical))
 for i, rho in enumerate(RHOS):
     print(f"{rho:>6} {1 / (1 - rho):>10.4f} "
@@ -523,27 +524,27 @@ for i, rho in enumerate(RHOS):
 widths = {}
 for n in NS:
     curve = exact_self_weight_curve(n, RHO)
-    widths["exact", n] = (gamma_where(curve, 0.9, 0, 4 / (1 - RHO), steps=30)
-                          - gamma_where(curve, 0.1, 0, 4 / (1 - RHO), steps=30))
+    widths["exact", n] = (kappa_where(curve, 0.9, 0, 4 / (1 - RHO), steps=30)
+                          - kappa_where(curve, 0.1, 0, 4 / (1 - RHO), steps=30))
     # no new softmax: read off the simulated grid
-    sampled = [almost[DIMS[0], n, g][0] for g in GAMMAS]
-    widths[f"dim {DIMS[0]}", n] = (interpolated_gamma(GAMMAS, sampled, 0.9)
-                                   - interpolated_gamma(GAMMAS, sampled, 0.1))
-print(f"\nwidth in gamma of the transition (self-weight 0.1 -> 0.9), rho = {RHO}; "
-      f"dim {DIMS[0]}: interpolated on the grid of step {GAMMAS[1] - GAMMAS[0]}")
+    sampled = [almost[DIMS[0], n, g][0] for g in KAPPAS]
+    widths[f"dim {DIMS[0]}", n] = (interpolated_kappa(KAPPAS, sampled, 0.9)
+                                   - interpolated_kappa(KAPPAS, sampled, 0.1))
+print(f"\nwidth in kappa of the transition (self-weight 0.1 -> 0.9), rho = {RHO}; "
+      f"dim {DIMS[0]}: interpolated on the grid of step {KAPPAS[1] - KAPPAS[0]}")
 print(f"{'n':>6} {'exact':>9} {'dim ' + str(DIMS[0]):>9} {'exact, in beta':>15}")
 for n in NS:
     print(f"{n:>6} {widths['exact', n]:>9.3f} {widths[f'dim {DIMS[0]}', n]:>9.3f} "
           f"{widths['exact', n] * math.log(n):>15.3f}")
-print(f"dim {DIMS[1]} is left out: at gamma = {GAMMAS[-1]}, the end of the grid, "
+print(f"dim {DIMS[1]} is left out: at kappa = {KAPPAS[-1]}, the end of the grid, "
       f"its self-weight is only "
-      + ", ".join(f"{almost[DIMS[1], n, GAMMAS[-1]][0]:.2f}" for n in NS) + f" for n = {NS}")
+      + ", ".join(f"{almost[DIMS[1], n, KAPPAS[-1]][0]:.2f}" for n in NS) + f" for n = {NS}")
 
 # %%
 colors = dict(zip(NS, plt.cm.viridis([0.0, 0.25, 0.5, 0.7, 0.9])))
-panels = {"exact simplex": (FINE_GAMMAS, lambda n, g: exact[n, g])}
+panels = {"exact simplex": (FINE_KAPPAS, lambda n, g: exact[n, g])}
 panels.update({fr"almost, dim {dim} ($\pm${(1 - RHO) / math.sqrt(dim):.3f})":
-               (GAMMAS, lambda n, g, dim=dim: almost[dim, n, g]) for dim in DIMS})
+               (KAPPAS, lambda n, g, dim=dim: almost[dim, n, g]) for dim in DIMS})
 fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), sharex=True, sharey="row")
 for column, (title, (grid, value)) in enumerate(panels.items()):
     for n in NS:
@@ -554,25 +555,25 @@ for column, (title, (grid, value)) in enumerate(panels.items()):
     for row in (0, 1):
         axes[row, column].axvline(1 / (1 - RHO), color="k", ls=":", lw=1)
     axes[1, column].axhline(RHO, color="gray", ls="--", lw=1)
-    axes[1, column].set_xlabel(r"$\gamma$ in $\beta = \gamma \log n$")
+    axes[1, column].set_xlabel(r"$\kappa$ in $\beta = \kappa \log n$")
 axes[0, 0].set_ylabel("self-weight $A_{ii}$")
 axes[1, 0].set_ylabel("mean cosine between outputs")
 axes[0, 0].legend()
-fig.suptitle(rf"$\rho$ = {RHO}; dotted: $\gamma$ = 1/(1-$\rho$); "
+fig.suptitle(rf"$\rho$ = {RHO}; dotted: $\kappa$ = 1/(1-$\rho$); "
              r"dashed: the tokens' own cosine $\rho$")
 plt.show()
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 line = [1 / (1 - rho) for rho in RHOS]
-axes[0].plot(line, line, "k:", lw=1, label=r"$\gamma$ = 1/(1-$\rho$)")
+axes[0].plot(line, line, "k:", lw=1, label=r"$\kappa$ = 1/(1-$\rho$)")
 for (name, values), marker in zip(critical.items(), "os^"):
     axes[0].plot(line, values, marker, label=name, alpha=0.8)
-axes[0].set(xlabel=r"1/(1-$\rho$)", ylabel=rf"$\gamma$ where $A_{{ii}}$ = 1/2, n = {max(NS)}",
+axes[0].set(xlabel=r"1/(1-$\rho$)", ylabel=rf"$\kappa$ where $A_{{ii}}$ = 1/2, n = {max(NS)}",
             title=r"$\rho$ = " + ", ".join(map(str, RHOS)))
 for name, style in (("exact", "o-"), (f"dim {DIMS[0]}", "s--")):
     axes[1].plot(NS, [widths[name, n] for n in NS], style, label=name)
 axes[1].set(xscale="log", xticks=NS, xticklabels=NS, xlabel="n",
-            ylabel=r"width in $\gamma$ ($A_{ii}$: 0.1 to 0.9)",
+            ylabel=r"width in $\kappa$ ($A_{ii}$: 0.1 to 0.9)",
             title="the transition sharpens", ylim=(0, None))
 axes[1].minorticks_off()
 for ax in axes:
@@ -582,28 +583,28 @@ plt.show()
 # %% [markdown]
 # ### What the simulations show
 #
-# The exact simplex switches phase at $\gamma = 1/(1-\rho)$ for every $\rho$, more sharply as $n$
+# The exact simplex switches phase at $\kappa = 1/(1-\rho)$ for every $\rho$, more sharply as $n$
 # grows. In dim 64 it switches 8.8% higher; dim 16 has a middle phase and no identity up to
-# $\gamma = 4$ (sizes up to $n = 16384$, not the paper's $n \to \infty$).
+# $\kappa = 4$ (sizes up to $n = 16384$, not the paper's $n \to \infty$).
 #
 # <details><summary>What each result means</summary>
 #
 # - **Exact simplex.** In $\beta$ the transition does not sharpen at all: it moves to ever larger
 #   $\beta$, by $\ln n/(1-\rho)$, and dividing by $\ln n$ is what squeezes it.
-# - **Dim 64:** the transition sits at $\gamma = 1.088/(1-\rho)$. The noise gives each token
+# - **Dim 64:** the transition sits at $\kappa = 1.088/(1-\rho)$. The noise gives each token
 #   neighbours above $\rho$, more and closer ones as $n$ grows, so keeping its own weight takes a
-#   larger $\gamma$.
-# - **Dim 16:** at $\gamma = 2$ the self-weight falls from 0.373 to 0.070 as $n$ grows, yet the
+#   larger $\kappa$.
+# - **Dim 16:** at $\kappa = 2$ the self-weight falls from 0.373 to 0.070 as $n$ grows, yet the
 #   output cosine stays near 0.79: the weight goes to the nearest neighbours, which point almost
 #   the token's way, so outputs are local averages and stay apart. In 16 dimensions the nearest
-#   token closes in as $n$ grows, faster than $\gamma \ln n$ keeps up: no identity phase.
+#   token closes in as $n$ grows, faster than $\kappa \ln n$ keeps up: no identity phase.
 #
 # </details>
 #
 # <details><summary>What the next cell asserts</summary>
 #
-# Exact simplex: $\gamma_c(1-\rho)$ is 1 within 1% (measured to four decimals); at half and 1.5
-# times $\gamma_c$ the two phases appear (controls); the width shrinks over 2x in $\gamma$ (2.333),
+# Exact simplex: $\kappa_c(1-\rho)$ is 1 within 1% (measured to four decimals); at half and 1.5
+# times $\kappa_c$ the two phases appear (controls); the width shrinks over 2x in $\kappa$ (2.333),
 # not in $\beta$ (1.000, control). Seed 0's almost simplex: dim 64 3-15% higher (8.8%); dim 16's
 # middle phase and falling self-weights, which the exact simplex lacks.
 #
@@ -612,84 +613,85 @@ plt.show()
 # <details><summary>The numbers behind each assertion</summary>
 #
 # **The exact simplex** (a deterministic computation, no seed):
-# - The $\gamma$ at which the self-weight is 1/2 at $n = 16384$, read from the direct softmax, is
+# - The $\kappa$ at which the self-weight is 1/2 at $n = 16384$, read from the direct softmax, is
 #   $1/(1-\rho)$ to four decimals for every $\rho$ (1.0000, 1.3333, 2.0000, 4.0000). Asserted
-#   within 1%, with its controls: at half that $\gamma$ the self-weight is 0.0078 and the output
+#   within 1%, with its controls: at half that $\kappa$ the self-weight is 0.0078 and the output
 #   cosine 0.9999 (collapse; asserted under 0.05 and over 0.95); at one and a half times it,
 #   0.9922 and 0.5039 (identity, the cosine back at $\rho$; asserted over 0.95 and under
 #   $\rho + 0.05$).
-# - The $\gamma$-range from self-weight 0.1 to 0.9 shrinks from 2.113 at $n = 64$ to 0.906 at
+# - The $\kappa$-range from self-weight 0.1 to 0.9 shrinks from 2.113 at $n = 64$ to 0.906 at
 #   $n = 16384$, a factor 2.333, which is $\ln 16384/\ln 64$: the closed form puts the width at
 #   $2\ln 9/((1-\rho)\ln n)$. Asserted: a factor above 2. Control: measured in $\beta$ instead of
-#   $\gamma$, the width is 8.789 at every $n$ (ratio 1.000, asserted within 1% of 1).
+#   $\kappa$, the width is 8.789 at every $n$ (ratio 1.000, asserted within 1% of 1).
 #
 # **The almost simplex** (seed 0; set `SEED` above to try others). Seed 0 draws 16384 tokens, and
 # each $n$ uses the first $n$. We compute 128 rows (all 64 at $n = 64$), the first queries, against
 # all $n$ keys; the tokens are independent, so these rows are a random sample. The self-weight is
 # their mean (also in the bisection) and the output cosine the mean over their pairs (8128 from
 # $n = 256$ on).
-# - **dim 64** (inner products $0.5 \pm 0.0625$): $\gamma\,(1-\rho) = 1.088$ where the self-weight
+# - **dim 64** (inner products $0.5 \pm 0.0625$): $\kappa\,(1-\rho) = 1.088$ where the self-weight
 #   is 1/2, for every $\rho$; width 2.276 at $n = 64$ and 1.087 at $n = 16384$, a factor 2.09.
 #   Asserted at $\rho = 0.5$: between 3% and 15% above the simplex (control: the exact simplex,
 #   0%), and a width factor above 1.5.
-# - **dim 16** (inner products $0.5 \pm 0.125$), the middle phase: at $\gamma = 2$ the self-weight
+# - **dim 16** (inner products $0.5 \pm 0.125$), the middle phase: at $\kappa = 2$ the self-weight
 #   falls from 0.373 at $n = 64$ to 0.070 at $n = 16384$ while the output cosine goes from 0.788
-#   to 0.790. Asserted: at $n = 16384$ some $\gamma$ of the grid has a self-weight under 0.1 with
+#   to 0.790. Asserted: at $n = 16384$ some $\kappa$ of the grid has a self-weight under 0.1 with
 #   an output cosine under 0.85 (lowest 0.772); the controls, the exact simplex and dim 64, have no
-#   such $\gamma$ (their lowest cosines there are 0.993 and 0.961, asserted above 0.9).
-# - **dim 16**, no identity phase: at every $\gamma$ of the grid (29 of 29, up to 4) the
+#   such $\kappa$ (their lowest cosines there are 0.993 and 0.961, asserted above 0.9).
+# - **dim 16**, no identity phase: at every $\kappa$ of the grid (29 of 29, up to 4) the
 #   self-weight is lower at $n = 16384$ than at $n = 64$ (asserted). Control: the exact simplex,
-#   where it is higher for every $\gamma$ above 2 (asserted: it falls only up to 2).
+#   where it is higher for every $\kappa$ above 2 (asserted: it falls only up to 2).
 #
 # </details>
 
 # %%
 n = max(NS)
-# the exact simplex's critical gamma, read from the direct softmax at n = 16384, is 1 / (1 - rho) within 1%
-for rho, gamma_hat in zip(RHOS, critical["exact"]):
-    assert abs(gamma_hat * (1 - rho) - 1) < 0.01, (rho, gamma_hat)
-# the controls: half and one and a half times that gamma are in the two phases
+# the exact simplex's critical kappa, read from the direct softmax at n = 16384, is 1 / (1 - rho)
+# within 1%
+for rho, kappa_hat in zip(RHOS, critical["exact"]):
+    assert abs(kappa_hat * (1 - rho) - 1) < 0.01, (rho, kappa_hat)
+# the controls: half and one and a half times that kappa are in the two phases
 below, above = ([float(x) for x in
                  simplex_self_weight_and_cosine(n, RHO, f / (1 - RHO) * math.log(n))]
                 for f in (0.5, 1.5))
-print(f"exact, n = {n}: at gamma = 0.5 / (1 - rho) self-weight {below[0]:.4f}, "
+print(f"exact, n = {n}: at kappa = 0.5 / (1 - rho) self-weight {below[0]:.4f}, "
       f"output cosine {below[1]:.4f}; "
       f"at 1.5 / (1 - rho) {above[0]:.4f}, {above[1]:.4f}")
 # rank collapse: every output points the same way
 assert below[0] < 0.05 and below[1] > 0.95
 # identity: outputs as far apart as the tokens themselves
 assert above[0] > 0.95 and above[1] < RHO + 0.05
-# the transition sharpens: in gamma, its width at n = 16384 is under half of that at n = 64
-ratio_gamma = widths["exact", min(NS)] / widths["exact", n]
-ratio_beta = ratio_gamma * math.log(min(NS)) / math.log(n)
-print(f"exact: width at n = {min(NS)} over width at n = {n}: {ratio_gamma:.3f} in gamma, "
+# the transition sharpens: in kappa, its width at n = 16384 is under half of that at n = 64
+ratio_kappa = widths["exact", min(NS)] / widths["exact", n]
+ratio_beta = ratio_kappa * math.log(min(NS)) / math.log(n)
+print(f"exact: width at n = {min(NS)} over width at n = {n}: {ratio_kappa:.3f} in kappa, "
       f"{ratio_beta:.3f} in beta")
-assert ratio_gamma > 2, ratio_gamma
+assert ratio_kappa > 2, ratio_kappa
 assert abs(ratio_beta - 1) < 0.01, ratio_beta      # the control: in beta the width never changes
 
 # the almost simplex
 shift = critical["dim 64"][RHOS.index(RHO)] * (1 - RHO)
 ratio_64 = widths["dim 64", min(NS)] / widths["dim 64", n]
-print(f"dim 64: critical gamma x (1 - rho) = {shift:.3f}; "
+print(f"dim 64: critical kappa x (1 - rho) = {shift:.3f}; "
       f"width ratio n = {min(NS)} -> {n}: {ratio_64:.2f}")
 # control: the exact simplex, 1.000
 assert 1.03 < shift < 1.15 and ratio_64 > 1.5, (shift, ratio_64)
 curves = {"exact": lambda g: exact[n, g],
           **{f"dim {dim}": (lambda g, dim=dim: almost[dim, n, g]) for dim in DIMS}}
-lowest = {name: min(cosine for self_weight, cosine in map(curve, GAMMAS) if self_weight < 0.1)
+lowest = {name: min(cosine for self_weight, cosine in map(curve, KAPPAS) if self_weight < 0.1)
           for name, curve in curves.items()}
 print(f"n = {n}, lowest output cosine where the self-weight is under 0.1:",
       {k: round(v, 3) for k, v in lowest.items()})
 assert lowest["dim 16"] < 0.85, lowest                             # the middle phase
 assert lowest["exact"] > 0.9 and lowest["dim 64"] > 0.9, lowest   # the controls: none there
-falls = {name: [g for g in GAMMAS if at(n, g) < at(min(NS), g)]
+falls = {name: [g for g in KAPPAS if at(n, g) < at(min(NS), g)]
          for name, at in (("dim 16", lambda n, g: almost[16, n, g][0]),
                           ("exact", lambda n, g: exact[n, g][0]))}
-print(f"gammas of the grid ({GAMMAS[0]} to {GAMMAS[-1]}) where the self-weight falls "
+print(f"kappas of the grid ({KAPPAS[0]} to {KAPPAS[-1]}) where the self-weight falls "
       f"from n = {min(NS)} to {n}:",
-      {name: f"{len(g)} of {len(GAMMAS)}, up to {max(g)}" for name, g in falls.items()})
-assert len(falls["dim 16"]) == len(GAMMAS)    # no identity phase on the grid
-# the control: above gamma_c the exact simplex rises
+      {name: f"{len(g)} of {len(KAPPAS)}, up to {max(g)}" for name, g in falls.items()})
+assert len(falls["dim 16"]) == len(KAPPAS)    # no identity phase on the grid
+# the control: above kappa_c the exact simplex rises
 assert max(falls["exact"]) <= 1 / (1 - RHO)
 
 # %% [markdown]
@@ -712,7 +714,7 @@ assert max(falls["exact"]) <= 1 / (1 - RHO)
 # \qquad c = \frac{1}{\beta(L)\,(1-\rho)},$$
 #
 # the $1 + c \ln s$ family with $n - 1$ for $n$. Su's $\log_L n = 1 + \ln(n/L)/\ln L$ has
-# $c = 1/\ln L$, that is $\beta(L)(1-\rho) = \ln L$: the row at $\gamma = 1/(1-\rho)$ at $L$.
+# $c = 1/\ln L$, that is $\beta(L)(1-\rho) = \ln L$: the row at $\kappa = 1/(1-\rho)$ at $L$.
 #
 # </details>
 #
@@ -753,7 +755,7 @@ def beta_for(self_weight, n):
     return (math.log(n - 1) + math.log(self_weight / (1 - self_weight))) / (1 - RHO)
 
 
-beta_critical = math.log(n_set) / (1 - RHO)   # gamma = 1 / (1 - rho) at n_set
+beta_critical = math.log(n_set) / (1 - RHO)   # kappa = 1 / (1 - rho) at n_set
 print(f"a row at the critical point at n = {n_set} (beta = {beta_critical:.3f}, self-weight "
       f"{closed_form_self_weight(n_set, RHO, beta_critical):.4f}): the beta that holds it, "
       f"over beta at {n_set}")
@@ -783,8 +785,8 @@ for w_set in (0.1, 0.5, 0.9):
 print(f"Su's rule: ratio {math.log(n) / math.log(n_set):.4f}, "
       f"c = 1 / ln {n_set} = {1 / math.log(n_set):.3f}")
 
-# Su's log_L n holds the critical row's self-weight to within 1% at every n; the control, a row set at
-# self-weight 0.9, needs a ratio more than 10% below Su's
+# Su's log_L n holds the critical row's self-weight to within 1% at every n; the control, a row
+# set at self-weight 0.9, needs a ratio more than 10% below Su's
 assert all(abs(held[n]["self-weight"] / (math.log(n) / math.log(n_set)) - 1) < 0.01
            for n in NS), held
 assert ratio_held[0.9] < 0.9 * math.log(max(NS)) / math.log(n_set), ratio_held
@@ -824,7 +826,7 @@ torch.set_num_threads(threads_before)
 # pick out the nearest key grows like $n^{2/(\text{dim}-1)}$, not $\ln n$ (the nearest of $n$
 # points uniform on the sphere lies at an angle shrinking like $n^{-1/(\text{dim}-1)}$, so its gap
 # $1 - \cos$ shrinks like $n^{-2/(\text{dim}-1)}$); our dim-16 self-weights, falling with $n$ at
-# every $\gamma$ we tried, point the same way.
+# every $\kappa$ we tried, point the same way.
 #
 # Nor is a trained model's entropy a simplex row's: under $\log_L n$ the critical row's rises by
 # 1.41 nats from $n = 64$ to 1024 (the half of its weight it does not keep spreads evenly over
@@ -849,10 +851,10 @@ torch.set_num_threads(threads_before)
 #   (to float precision).
 # - **Causal models.** Not tested in either post. Here, the factor at evaluation: 0.04 nats worse
 #   at $L$; at $8L$ $-0.002$ to $+0.05$ nats, no help. Training with it: not measured here.
-# - **Critical scaling $\beta = \gamma \ln n$, simplex of tokens** (Chen et al., ICLR 2026,
-#   arXiv:2510.05554, not Su): proved, $\gamma_c = 1/(1-\rho)$. Simulated here: $1/(1-\rho)$ to
+# - **Critical scaling $\beta = \kappa \ln n$, simplex of tokens** (Chen et al., ICLR 2026,
+#   arXiv:2510.05554, not Su): proved, $\kappa_c = 1/(1-\rho)$. Simulated here: $1/(1-\rho)$ to
 #   four decimals at $n = 16384$ for four $\rho$; almost simplex 8.8% higher (dim 64), no identity
-#   phase up to $\gamma = 4$ (dim 16).
+#   phase up to $\kappa = 4$ (dim 16).
 #
 # </details>
 
@@ -942,7 +944,7 @@ torch.set_num_threads(threads_before)
 #
 #    Holding a row's self-weight takes a $\beta$ that grows by about $\ln 2/(1-\rho)$ each time $n$
 #    doubles, whatever the row; Su's rule adds $\beta(L) \ln 2/\ln L$ per doubling. They agree when
-#    $\beta(L)(1-\rho) = \ln L$: the row that sits at the critical point, $\gamma = 1/(1-\rho)$, at
+#    $\beta(L)(1-\rho) = \ln L$: the row that sits at the critical point, $\kappa = 1/(1-\rho)$, at
 #    $L$ (self-weight about 1/2: 0.5039 at $n = 64$), which Su's rule holds to within 0.3% (a ratio
 #    of 2.3333 against the 2.3371 needed at $n = 16384$). A row at 0.9 has a larger $\beta(L)$, so
 #    Su's rule gives it more $\beta$ per doubling than it needs and pushes it deeper into the

@@ -223,7 +223,7 @@ for layer in range(P.nope_rope_layers):
     smooth = bucket_means(model_entropy[layer].mean(0), L // 8)
     axes[0].plot((torch.arange(len(smooth)) + 0.5) * (L // 8) / L, smooth, label=f"layer {layer}")
 positions = torch.arange(1, T_long + 1).float()
-axes[0].plot(positions / L, positions.log(), "k:", lw=1, label="uniform: log(i + 1)")
+axes[0].plot(positions / L, positions.log(), "k:", lw=1, label="uniform over n_i keys: ln n_i")
 axes[0].set(xlabel="position / training length", ylabel="entropy (nats, mean over heads)",
             title=f"NoPE seed {P.seeds[0]}: entropy by layer", ylim=(0, 1.2 * math.log(T_long)))
 axes[0].axvline(1, color="gray", ls=":", lw=1)

@@ -112,7 +112,7 @@ for s, color in zip(ratios, ("tab:blue", "tab:orange", "tab:red")):
         first = seed == P.seeds[0]
         axes[0].plot(grid, [uniform[seed, s, lam] for lam in grid], "o-" if first else "s--", ms=3,
                      color=color, alpha=1 if first else 0.6, label=f"{s}x, seed {seed}")
-axes[0].set(xlabel="uniform temperature lambda", ylabel="loss at s x L (nats)",
+axes[0].set(xlabel="uniform lambda (the logit multiplier)", ylabel="loss at s x L (nats)",
             title="NoPE: loss against lambda (search batches)")
 axes[0].legend(ncol=2)
 ss = torch.linspace(1, 8, 50)
@@ -124,7 +124,7 @@ for k, seed in enumerate(P.seeds):
     axes[1].scatter([s + nudge for s in ratios], [best[seed, s] for s in ratios], color="k", s=15,
                     label="best, per seed (nudged apart)" if seed == P.seeds[0] else None)
 axes[1].set(xlabel="length ratio s", ylabel="best lambda",
-            title="The best temperature grows like ln s")
+            title="The best lambda grows like ln s")
 axes[1].legend()
 plt.show()
 
@@ -164,7 +164,7 @@ head_budget = dict(steps=200, batch_size=8)
 
 
 def head_scaled(seed, *, start, clamp):
-    """A fresh copy of the NoPE model whose per-head temperatures alone are trained at the
+    """A fresh copy of the NoPE model whose per-head lambda_h alone are trained at the
     target length."""
     model = minilm.pretrained(transformer("nope"), recipe[seed], progress=False)[0]
     train_head_scales(model, corpus, length=target, start=start, clamp=clamp, seed=100 + seed,
@@ -187,7 +187,7 @@ head_loss = {(label, seed): {T: mean_loss(model, corpus, T) for T in lengths}
 for (label, seed), losses in head_loss.items():
     t = head[label, seed].temperature
     print(f"{label:<13} seed {seed}: loss " + "  ".join(f"{T}: {v:.3f}" for T, v in losses.items())
-          + f"   temperatures in [{t.min():.2f}, {t.max():.2f}]")
+          + f"   lambda_h in [{t.min():.2f}, {t.max():.2f}]")
 
 # %%
 fig, axes = plt.subplots(1, len(P.seeds), figsize=(9, 3.4))

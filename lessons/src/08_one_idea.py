@@ -51,7 +51,7 @@ print(f"profile {P.name}: NoPE Transformers d{P.d_model} x {P.nope_rope_layers} 
 # | Qwen-7B "logn attention" | $\log_N n$ past $N = 2048$ | $1/\ln 2048 \approx 0.13$ |
 # | Llama 4, NoPE layers | $1 + 0.1 \ln(1 + \lfloor (pos+1)/8192 \rfloor)$ | 0.1, in steps |
 # | YaRN (Peng et al. 2023) | $(0.1 \ln s + 1)^2 \approx 1 + 0.2 \ln s$ | about 0.2 |
-# | Scalable-Softmax (Nakanishi 2025) | $c_h \log n$, learned per head | learned |
+# | Scalable-Softmax (Nakanishi 2025) | $c_h \ln n$, learned per head | learned |
 #
 # Scalable-Softmax's slope $c_h$ is what its paper calls $s$.
 #
@@ -66,8 +66,8 @@ print(f"profile {P.name}: NoPE Transformers d{P.d_model} x {P.nope_rope_layers} 
 # $0.1 \ln s + 1$, as part of its RoPE stretch. Scalable-Softmax: arXiv 2501.19399.
 #
 # Llama 4's 8192 is a constant of its rule, not a training length, so its curve is not a function
-# of $s$: its factor is already $1 + 0.1 \ln 2 \approx 1.069$ at $pos + 1 = 8192$. The plot draws
-# it against $(pos+1)/8192$ on the $s$ axis, so it starts at 1.069 where the others start at 1.
+# of $s$: it is 1 up to position 8190 and already $1 + 0.1 \ln 2 \approx 1.069$ at $pos + 1 = 8192$.
+# The plot gives it its own panel, against the position.
 #
 # </details>
 
@@ -82,19 +82,24 @@ rules = {
     "Su, log_512 n": rule("su", 512),
     f"NoPE fit, 1 + {NOPE_FIT_C} ln s": rule("nope_fit"),
     "Qwen logn, log_2048 n (first release)": rule("qwen", 2048),
-    # 1.069 at s = 1
-    "Llama 4 NoPE layers, s = (pos+1)/8192": 1 + 0.1 * torch.log1p(torch.floor(s)),
     "YaRN, (0.1 ln s + 1)^2": rule("yarn"),
 }
-styles = ["-", "-", "--", "-.", ":"]
-fig, ax = plt.subplots()
-for (label, value), style in zip(rules.items(), styles):
-    ax.plot(s, value, style, label=label)
-ax.set(xlabel="s = length / training length", ylabel="multiplier on the logits", xscale="log",
-       xticks=[1, 2, 4, 8, 16], xticklabels=[1, 2, 4, 8, 16],
-       title="Every length rule is about 1 + c ln s")
-ax.minorticks_off()
-ax.legend()
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+for (label, value), style in zip(rules.items(), ["-", "-", "--", ":"]):
+    axes[0].plot(s, value, style, label=label)
+axes[0].set(xlabel="s = length / training length", ylabel="multiplier on the logits",
+            xscale="log", xticks=[1, 2, 4, 8, 16], xticklabels=[1, 2, 4, 8, 16],
+            title="Every length rule is about 1 + c ln s")
+axes[0].legend()
+# Llama 4's rule is a function of the position alone, with no training length in it
+positions = torch.logspace(0, math.log10(16 * 8192), 400)       # pos + 1, in tokens
+axes[1].plot(positions, 1 + 0.1 * torch.log1p(torch.floor(positions / 8192)), color="tab:red",
+             label="1 + 0.1 ln(1 + floor((pos+1) / 8192))")
+axes[1].set(xlabel="position pos + 1 (tokens)", xscale="log", ylim=axes[0].get_ylim(),
+            title="Llama 4's NoPE layers: a rule of the position")
+axes[1].legend(loc="upper left")
+for ax in axes:
+    ax.minorticks_off()
 plt.show()
 
 # %% [markdown]
@@ -102,7 +107,7 @@ plt.show()
 #
 # `logn_base=L` multiplies row $i$'s logits by $\log_L n_i$; `learn_temperature=True` trains
 # `model.temperature` ($t_h$, per layer and head) with everything else. Each head's logits are then
-# multiplied by $c_h \log n_i$, with a learned $c_h = t_h / \ln L$. Causal training rows see
+# multiplied by $c_h \ln n_i$, with a learned $c_h = t_h / \ln L$. Causal training rows see
 # $n_i = 1 \dots L$ keys, so the model learns to use the factor. Steps, data and seeds are lesson
 # 6's.
 
@@ -131,7 +136,7 @@ for seed in P.seeds:
 # - **NoPE fit**: the paper's rule at the last position: $\lambda = 1 + 0.397 \ln s$;
 # - **best uniform**: the best $\lambda$ of a grid, per length (lesson 7);
 # - **head scaling**: lesson 7's, trained at $4L$;
-# - **learned $c_h \log n$**: the model above.
+# - **learned $c_h \ln n$**: the model above.
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L]
@@ -159,7 +164,7 @@ for seed in P.seeds:
     train_head_scales(scaled, corpus, length=4 * L, start=best_4x, seed=100 + seed)
     results["head scaling (trained at 4L)", seed] = {
         T: mean_loss(scaled, corpus, T) for T in lengths}
-    results["learned c_h log n (from scratch)", seed] = {
+    results["learned c_h ln n (from scratch)", seed] = {
         T: mean_loss(learned[seed], corpus, T) for T in lengths}
 
 methods = list(dict.fromkeys(label for label, _ in results))
@@ -221,9 +226,9 @@ plt.show()
 # %%
 for seed in P.seeds:
     r = {label: results[label, seed] for label in methods}
-    learned_minus_plain = {T: r["learned c_h log n (from scratch)"][T] - r["plain"][T]
+    learned_minus_plain = {T: r["learned c_h ln n (from scratch)"][T] - r["plain"][T]
                            for T in lengths}
-    print(f"seed {seed}: learned c_h log n minus plain NoPE: "
+    print(f"seed {seed}: learned c_h ln n minus plain NoPE: "
           + "  ".join(f"{T // L}x {v:+.3f}" for T, v in learned_minus_plain.items()))
     # a bound; control: lambda = 1 (plain), 0.10-0.34 nats from the best
     for T in (4 * L, 8 * L):
@@ -240,7 +245,7 @@ for seed in P.seeds:
 #   Qwen's about 0.13, YaRN's about 0.2, the NoPE fit's 0.397, Llama 4's stepped 0.1.
 # - On lesson 6's NoPE model, the NoPE rule used per length matches a searched $\lambda$, head
 #   scaling is the best at $4L$, and Su's rule hurts a model trained without it in range.
-# - A learned per-head $c_h \log n$ (Scalable-Softmax style) showed no difference from plain NoPE
+# - A learned per-head $c_h \ln n$ (Scalable-Softmax style) showed no difference from plain NoPE
 #   that two seeds can resolve.
 
 # %% [markdown]
@@ -302,9 +307,9 @@ for seed in P.seeds:
 #    <details><summary>Answer</summary>
 #
 #    No training at the new length: plain, Su's rule at evaluation, the NoPE fit, and the learned
-#    $c_h \log n$ (trained only at $L$). The best uniform $\lambda$ needs no gradient step but a
+#    $c_h \ln n$ (trained only at $L$). The best uniform $\lambda$ needs no gradient step but a
 #    search on data at the new length. Training beyond ordinary pretraining: head scaling (16
-#    numbers at $4L$) and the learned $c_h \log n$ (pretrained from scratch with its factor).
+#    numbers at $4L$) and the learned $c_h \ln n$ (pretrained from scratch with its factor).
 #
 #    </details>
 #

@@ -35,6 +35,7 @@ from minilm import at_lambda, length_rule, over_seeds, retrieval_accuracy, seed_
 from minilm.data import RANDOM_FILLER, RETRIEVAL_DIGITS, retrieval_batch
 from minilm.experiments import best_uniform_for_retrieval, controlled_models, controlled_transformer
 from minilm.plots import course_style, draw_retrieval_prompt, interval_bars
+from minilm.scaling import NOPE_FIT_C
 
 course_style()
 
@@ -206,7 +207,7 @@ def fixed(pos, seed, T, fix):
     if fix == "1 + 0.397 ln s, uniform":
         with at_lambda(model, length_rule("nope_fit", T, L)):
             return exact(model, T)
-    return exact(model, T, position_scale=(0.397, L))   # 1 + 0.397 ln(n_i/L), per row
+    return exact(model, T, position_scale=(NOPE_FIT_C, L))   # 1 + c ln(n_i/L), per row
 
 
 fixes = {"nope": ["lambda = 1", "best uniform lambda", "Su's log_L n, per row",
@@ -247,8 +248,11 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
 styles = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "--")]
 for ax, pos in zip(axes, fixes):
     for i, (fix, (marker, line)) in enumerate(zip(fixes[pos], styles)):
-        shown = [T for T in lengths if measured(pos, fix, T)]
-        means = [seed_interval([result[pos, fix, s, T] for s in SEEDS]) for T in shown]
+        # a length not measured (RoPE's 4L) is a gap in the line, not a line drawn across it
+        shown = lengths[:max(k for k, T in enumerate(lengths) if measured(pos, fix, T)) + 1]
+        nothing = (math.nan,) * 3
+        means = [seed_interval([result[pos, fix, s, T] for s in SEEDS])
+                 if measured(pos, fix, T) else nothing for T in shown]
         clipped = [(m, max(lo, 0), min(hi, 1)) for m, lo, hi in means]   # exact match: in [0, 1]
         # a small horizontal offset per fix, so that no error bar hides another
         offset = 1.05 ** (i - (len(fixes[pos]) - 1) / 2)

@@ -115,16 +115,18 @@ for seed in P.seeds:
     print(f"seed {seed}: the head with the most needle mass at L is layer {layer}, head {head}")
     for label in dict.fromkeys(label for label, _ in attention):
         row = attention[label, seed]
-        ln_k = {T: torch.log(torch.tensor(row[T]['keys'])) for T in lengths}
+        ln_n = {T: torch.log(torch.tensor(row[T]['keys'])) for T in lengths}   # ln n_i
         print(f"  {label:<28} mass "
               + " ".join(f"{row[T]['mass'][layer, head]:.2f}" for T in lengths)
-              + "   entropy / ln k "
-              + " ".join(f"{row[T]['entropy'][layer, head] / ln_k[T]:.2f}" for T in lengths))
+              + "   entropy / ln n_i "
+              + " ".join(f"{row[T]['entropy'][layer, head] / ln_n[T]:.2f}" for T in lengths))
 
 # %%
 fig, axes = plt.subplots(len(P.seeds), 2, figsize=(10, 3.2 * len(P.seeds)), squeeze=False)
+# the uniform control (mass 1 / n_i, entropy ln n_i) is in the table above, not drawn: on these
+# axes it would squash the lines that matter, which differ by hundredths
 styles = {"lambda = 1": ("tab:blue", "o-"), "best uniform lambda": ("tab:green", "s--"),
-          "head scaling at 4L": ("tab:red", "^-."), "uniform attention (control)": ("gray", "D:")}
+          "head scaling at 4L": ("tab:red", "^-.")}
 for s, seed in enumerate(P.seeds):
     layer, head = retrieval_head[seed]
     for label, (color, style) in styles.items():
@@ -132,11 +134,12 @@ for s, seed in enumerate(P.seeds):
         axes[s, 0].plot([T // L for T in lengths], [row[T]["mass"][layer, head] for T in lengths],
                         style, color=color, label=label)
         axes[s, 1].plot([T // L for T in lengths],
-                        [row[T]["entropy"][layer, head] for T in lengths], style, color=color)
+                        [row[T]["entropy"][layer, head] / math.log(row[T]["keys"])
+                         for T in lengths], style, color=color)
     axes[s, 0].set(title=f"seed {seed}: needle mass (layer {layer}, head {head})", xscale="log",
                    xlabel="length / L", ylabel="needle mass")
-    axes[s, 1].set(title=f"seed {seed}: entropy of the row (nats)", xscale="log",
-                   xlabel="length / L", ylabel="entropy (nats)")
+    axes[s, 1].set(title=f"seed {seed}: the row's entropy / ln n_i", xscale="log",
+                   xlabel="length / L", ylabel="entropy / ln n_i (uniform: 1)")
 for ax in axes.flat:
     ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
     ax.minorticks_off()
@@ -224,11 +227,12 @@ for seed in P.seeds:
     table = uniform_temperature_by_position(text_models["nope", seed], corpus, 8 * L, fine_grid)
     per_position = fit_per_position(table, fine_grid, L, bucket=L // 4)
     best_by_length = [fine_grid[int(table[:, : s * L].mean(1).argmin())] for s in (2, 4, 8)]
-    fits[seed] = {"a": per_position["a"], "c": fit_log_slope([2, 4, 8], best_by_length),
+    fits[seed] = {"c per position": per_position["c"],
+                  "c per length": fit_log_slope([2, 4, 8], best_by_length),
                   "per_position": per_position, "per_length": best_by_length}
-    print(f"seed {seed}: per position a = {fits[seed]['a']:.3f};  "
-          f"per length c = {fits[seed]['c']:.3f} "
-          f"(best lambda at 2L/4L/8L {best_by_length});  the paper's a = {NOPE_FIT_C}")
+    print(f"seed {seed}: per position c = {fits[seed]['c per position']:.3f};  "
+          f"per length c = {fits[seed]['c per length']:.3f} "
+          f"(best lambda at 2L/4L/8L {best_by_length});  the paper's c = {NOPE_FIT_C}")
 
 # %%
 fig, ax = plt.subplots(figsize=(10, 3.8))
@@ -237,9 +241,9 @@ for seed, color in zip(P.seeds, ("tab:blue", "tab:orange")):
     ax.plot(fit["ratios"], fit["best"], ".", color=color, alpha=0.6,
             label=f"seed {seed}: best lambda per bucket")
     s = torch.linspace(1, 8, 50)
-    ax.plot(s, 1 + fits[seed]["a"] * torch.log(s), color=color,
-            label=f"seed {seed}: 1 + {fits[seed]['a']:.2f} ln(i/L)")
-ax.plot(s, 1 + NOPE_FIT_C * torch.log(s), "k--", label="1 + 0.397 ln(i/L) (paper)")
+    ax.plot(s, 1 + fits[seed]["c per position"] * torch.log(s), color=color,
+            label=f"seed {seed}: 1 + {fits[seed]['c per position']:.2f} ln(i/L)")
+ax.plot(s, 1 + NOPE_FIT_C * torch.log(s), "k--", label=f"1 + {NOPE_FIT_C} ln(i/L) (paper)")
 # the search stops here: a best lambda on this line may want a larger one
 ax.axhline(fine_grid[-1], color="gray", ls=":", label=f"top of the grid ({fine_grid[-1]})")
 ax.set(xlabel="position i / L", ylabel="best uniform lambda", title="The per-position fit")
@@ -272,7 +276,7 @@ plt.show()
 
 # %%
 for seed in P.seeds:
-    assert fits[seed]["a"] > fits[seed]["c"] + 0.1, fits[seed]
+    assert fits[seed]["c per position"] > fits[seed]["c per length"] + 0.1, fits[seed]
 
 # %% [markdown]
 # ## Appendix A, continued — The fits, applied to other sequences
@@ -287,8 +291,8 @@ for seed in P.seeds:
 #   table;
 # - **per length, fitted**: $1 + c \ln 8$ with this model's per-length $c$, uniform;
 # - **per position**: row $i$'s logits times $1 + c \ln(n_i/L)$ past $L$
-#   (`model(x, position_scale=(c, L))`), with the paper's $c$ (printed "a = 0.397") or this
-#   model's per-position $c$ (printed "fitted a").
+#   (`model(x, position_scale=(c, L))`), with the paper's $c$ (printed "paper's c") or this
+#   model's per-position $c$ (printed "fitted c").
 #
 # The sequences are the evaluation batches. Besides the loss past $L$, where the rules act, the
 # table prints the loss over the last $L$ positions, where they differ most.
@@ -297,14 +301,16 @@ for seed in P.seeds:
 
 # %%
 settings = {"lambda = 1": {}, "per length, searched": None, "per length, fitted": None,
-            "per position, a = 0.397": {"position_scale": (NOPE_FIT_C, L)},
-            "per position, fitted a": None}
+            "per position, paper's c": {"position_scale": (NOPE_FIT_C, L)},
+            "per position, fitted c": None}
 applied = {}
 for seed in P.seeds:
     model = text_models["nope", seed]
     choices = dict(settings, **{"per length, searched": {"lam": fits[seed]["per_length"][-1]},
-                                "per length, fitted": {"lam": 1 + fits[seed]["c"] * math.log(8)},
-                                "per position, fitted a": {"position_scale": (fits[seed]["a"], L)}})
+                                "per length, fitted": {
+                                    "lam": 1 + fits[seed]["c per length"] * math.log(8)},
+                                "per position, fitted c": {
+                                    "position_scale": (fits[seed]["c per position"], L)}})
     for label, setting in choices.items():
         setting = dict(setting)
         with at_lambda(model, setting.pop("lam", None)):
@@ -349,7 +355,7 @@ for label in settings:
 # %%
 for seed in P.seeds:
     past = {label: applied[label, seed][0] for label in settings}
-    for rule in ("per position, a = 0.397", "per position, fitted a"):
+    for rule in ("per position, paper's c", "per position, fitted c"):
         assert past["per length, searched"] < past[rule] - 0.05, (seed, rule, past)
         assert past[rule] < past["lambda = 1"] - 0.02, (seed, rule, past)
     # the control
@@ -510,7 +516,6 @@ for seed in P.seeds:
 #    </details>
 #
 # **Exercise:** [exercise 12](../exercises/12_distraction.ipynb) — write the needle mass and the
-# per-position fit
-# (the exercise calls its slope $a$).
+# per-position fit.
 #
 # Next, lesson 13: a design that removes what $\lambda$ cannot.

@@ -124,7 +124,7 @@ for name in list(rules)[1:]:
 # | Qwen-7B "logn attention" (`modeling_qwen.py`, at inference only) | $\log_N n$ past $N$, the config's `seq_length` (2048 in the first release) | $1/\ln 2048 \approx 0.13$ |
 # | Llama 4 (its reference code), in its NoPE layers only | $1 + 0.1 \ln(1 + \lfloor (pos + 1)/8192 \rfloor)$, at inference | 0.1, in steps |
 # | YaRN (Peng et al. 2023; Hugging Face's `_compute_yarn_parameters`) | $q$ and $k$ each by $0.1 \ln s + 1$, with its frequency ramp | about 0.2 |
-# | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \log n$, $c_h$ learned per head in pretraining | learned |
+# | Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399) | $c_h \ln n$, $c_h$ learned per head in pretraining | learned |
 #
 # </details>
 #
@@ -235,7 +235,7 @@ for name, setting in variants.items():
 # | 7 | head scaling beats uniform (Wang et al.) | average passkey above uniform's (Table 4) | head scaling better at its target by 0.035-0.076 nats | reproduced |
 # | 7 | head-scaled NoPE competes with RoPE's extensions (Wang et al., abstract) | "competitive" with PI and YaRN fine-tuned | at 4x: head scaling 1.857 nats, PI fine-tuned 1.733, YaRN fine-tuned 1.237 (lesson 7's table) | not at this size: behind both |
 # | 7, 10 | the clamp and the start matter (Wang et al., Table 4) | average passkey 81 vs 53 / 26 | text loss within 0.006 nats (lesson 7); retrieval: the start costs 0.09 [-0.01, 0.19] after 10 steps (not resolved by 5 seeds) *(printed)*, gone by 200; no clamp at most 0.01 (lesson 10) | not at this size |
-# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule, used per length, is within 0.04 nats of the searched optimum at 4x-8x (measured 0.005); a learned $c_h \log n$: no difference from plain NoPE that two seeds resolve *(printed)* | reproduced |
+# | 8 | one rule, $1 + c \ln s$, everywhere (papers, code and configs above) | $c$ = 0.1 to 0.4 | the NoPE rule, used per length, is within 0.04 nats of the searched optimum at 4x-8x (measured 0.005); a learned $c_h \ln n$: no difference from plain NoPE that two seeds resolve *(printed)* | reproduced |
 # | 9 | a temperature restores NoPE's retrieval (Wang et al.); $\log_L n$ (Su) | passkey retrieval; entropy invariance | controlled task, 5 seeds: NoPE 0.97 in range, 0.14 at $8L$; the searched $\lambda$, $\log_L n$ and $1 + 0.397 \ln s$ (per length or per row) all restore 0.67-0.70; RoPE gains 0.00-0.01 | reproduced |
 # | 10 | distraction, and what the fix holds (Wang et al.; Su) | entropy grows; $\log_L n$ keeps it constant | the retrieval heads' entropy 1.78 nats at $L$, 3.81 at $8L$; $\log_L n$ holds their needle share (0.57 against 0.59), not their entropy; restoring the entropy needs $\lambda$ 2.44 at $8L$ where retrieval wants 1.68 | partly: the share is held, the entropy is not |
 # | 11 | NoPE retrieves past $L$, RoPE does not; a temperature restores it (Wang et al.) | passkey retrieval | trained on a 3-digit retrieval task: exact match at $4L$ / $8L$ NoPE 0.66 / 0.39, RoPE 0.28 / 0.09; at $8L$ the best uniform $\lambda$ 0.50, head scaling 0.52 *(printed)* | reproduced (the temperature's gain small in text) |

@@ -89,15 +89,15 @@ check_simplex_self_weight(simplex_self_weight)
 #
 #   </details>
 #
-# - Put $\beta = \gamma \log n$ into your `simplex_self_weight` and plot it against $\gamma$ for
+# - Put $\beta = \kappa \ln n$ into your `simplex_self_weight` and plot it against $\kappa$ for
 #   $n = 64, 1024, 16384$ (with $\rho = 0.5$). Where do the curves cross, and why there? Solve your
 #   formula for the $\beta$ that keeps $A_{ii} = 0.9$ at every $n$: how does it grow with $n$?
 #
 #   <details><summary>Answer</summary>
 #
-#   The curves cross at $\gamma = 1/(1-\rho) = 2$, where
+#   The curves cross at $\kappa = 1/(1-\rho) = 2$, where
 #   $A_{ii} = 1/(1 + (n-1)/n) = n/(2n-1) \approx 1/2$ for every $n$ (0.504 at $n = 64$, 0.500 from
-#   1024 on in lesson 5). There $(n-1)\,n^{-\gamma(1-\rho)} \approx n^{1-\gamma(1-\rho)} = n^0$ does
+#   1024 on in lesson 5). There $(n-1)\,n^{-\kappa(1-\rho)} \approx n^{1-\kappa(1-\rho)} = n^0$ does
 #   not depend on $n$. Solving $A_{ii} = 0.9$:
 #   $\beta(n) = (\log(n-1) + \log 9)/(1-\rho) = 2(\log(n-1) + \log 9)$, linear in $\log n$: it grows
 #   by $2\log 2 \approx 1.39$ per doubling, from 12.68 at $n = 64$ to 23.80 at 16384, a ratio of

@@ -78,7 +78,7 @@ check_head_scale_training(train_head_scales)
 # <details><summary>Answer</summary>
 #
 # You should: in lesson 7 the same recipe ended at the same loss from both starts (seed 0: 1.851
-# nats at $4L$ from 1.7 and from 1.0, temperatures in [1.00, 1.82] both times). With 16 scales and a
+# nats at $4L$ from 1.7 and from 1.0, $\lambda_h$ in [1.00, 1.82] both times). With 16 scales and a
 # smooth loss Adam finds one minimum. If your two runs end far apart, check that only
 # `model.temperature` trains, that the clamp comes after each optimiser step, and the learning rate
 # and schedule; small differences in the schedule move only the last digits.

@@ -17,18 +17,20 @@ from minilm.checks import check_lambda_holding_share, check_needle_share
 # %% [markdown]
 # ## Task 1: the needle's share of a row
 #
-# A row sees `n` keys: `k` of them belong to the needle and have logit $S$ (the argument `s`),
-# the other `n - k` (filler) have logit 0. Every logit is multiplied by $\lambda$ (`lam`). Return
-# the softmax weight on the needle, summed over its `k` keys:
+# A row sees `n` keys: $\nu$ of them (the argument `needle_keys`) belong to the needle and have
+# logit $S$ (the argument `needle_logit`), the other $n - \nu$ (filler) have logit 0. Every logit is
+# multiplied by $\lambda$ (`lam`). Return the softmax weight on the needle, summed over its $\nu$
+# keys:
 #
-# $$m = \frac{k\, e^{\lambda S}}{k\, e^{\lambda S} + (n - k)}.$$
+# $$m = \frac{\nu\, e^{\lambda S}}{\nu\, e^{\lambda S} + (n - \nu)}.$$
 #
-# (`n`, `k`, `s`, `lam` are numbers; return a number or a 0-dim tensor.)
+# (`n`, `needle_keys`, `needle_logit`, `lam` are numbers; return a number or a 0-dim tensor.)
 
 # %%
-def needle_share(n, k, s, lam):
+def needle_share(n, needle_keys, needle_logit, lam):
     ### BEGIN SOLUTION
-    return k * math.exp(lam * s) / (k * math.exp(lam * s) + (n - k))
+    weight = needle_keys * math.exp(lam * needle_logit)
+    return weight / (weight + (n - needle_keys))
     ### END SOLUTION
 
 
@@ -43,9 +45,9 @@ check_needle_share(needle_share)
 # time the filler doubles, that is, like $\log n$.
 
 # %%
-def lambda_holding_share(n, k, s, share):
+def lambda_holding_share(n, needle_keys, needle_logit, share):
     ### BEGIN SOLUTION
-    return math.log(share * (n - k) / ((1 - share) * k)) / s
+    return math.log(share * (n - needle_keys) / ((1 - share) * needle_keys)) / needle_logit
     ### END SOLUTION
 
 
@@ -59,10 +61,11 @@ check_lambda_holding_share(lambda_holding_share)
 #
 #   <details><summary>Answer</summary>
 #
-#   $\lambda(n) = \ln\big((n - k)R\big)/S$ with $R = m/((1 - m)k)$, so
-#   $\lambda(n) - \lambda(L) = \ln\frac{n-k}{L-k}/S$ and
-#   $\lambda(n)/\lambda(L) = 1 + c \ln\frac{n-k}{L-k}$ with $c = 1/(S\, \lambda(L))$; for
-#   $n, L \gg k$ the log is about $\ln(n/L)$. It is Su's $1/\ln L$ when $S\,\lambda(L) = \ln L$: for
+#   $\lambda(n) = \ln\big((n - \nu)R\big)/S$ with $R = m/((1 - m)\nu)$, so
+#   $\lambda(n) - \lambda(L) = \ln\frac{n-\nu}{L-\nu}/S$ and
+#   $\lambda(n)/\lambda(L) = 1 + c \ln\frac{n-\nu}{L-\nu}$ with $c = 1/(S\, \lambda(L))$; for
+#   $n, L \gg \nu$ the log is about $\ln(n/L)$. It is Su's $1/\ln L$ when
+#   $S\,\lambda(L) = \ln L$: for
 #   a model as trained ($\lambda(L) = 1$), $S = \ln L$ ($\approx 3.47$ for $L = 32$), a needle key
 #   $e^{S} = L$ times as heavy as a filler key.
 #
@@ -73,9 +76,9 @@ check_lambda_holding_share(lambda_holding_share)
 #
 #   <details><summary>Answer</summary>
 #
-#   The needle's $k$ keys get $m/k$ each, the $n - k$ filler keys $(1 - m)/(n - k)$ each, so
-#   $H = -m \ln\frac{m}{k} - (1 - m)\ln\frac{1-m}{n-k}$, which grows only through
-#   $(1 - m)\ln(n - k)$. With $m = 0.6$, $k = 4$, $L = 32$: $H = 2.84$ nats at $n = L$ and 3.72 at
+#   The needle's $\nu$ keys get $m/\nu$ each, the $n - \nu$ filler keys $(1 - m)/(n - \nu)$ each, so
+#   $H = -m \ln\frac{m}{\nu} - (1 - m)\ln\frac{1-m}{n-\nu}$, which grows only through
+#   $(1 - m)\ln(n - \nu)$. With $m = 0.6$, $\nu = 4$, $L = 32$: $H = 2.84$ nats at $n = L$ and 3.72 at
 #   $n = 8L$, a rise of $(1 - m)\ln\frac{252}{28} = 0.4 \ln 9 \approx 0.88$ nats. (Lesson 10's
 #   retrieval heads rose 0.50 under $\log_L n$: their filler weight is not spread evenly.)
 #

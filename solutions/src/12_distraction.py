@@ -40,7 +40,7 @@ check_needle_mass(needle_mass)
 # (a shorter last bucket is kept), take each bucket's best $\lambda$ (lowest loss) and its mean
 # position $i$ counted from 1 (position `t` is $i = t + 1$), and return the least-squares slope $c$
 # of $\lambda = 1 + c \ln(i / L)$ with no intercept: $c = \sum x(\lambda - 1) / \sum x^2$, $x = \ln(i/L)$
-# (the library's `fit_per_position` returns it under the key `"a"`).
+# (the library's `fit_per_position` returns it under the key `"c"`).
 
 # %%
 def per_position_fit(table, grid, L, bucket):
