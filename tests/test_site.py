@@ -356,6 +356,12 @@ def test_every_stored_image_is_on_its_page(site, lesson):
     for number, image in enumerate(stored):
         assert hashlib.sha256(image).hexdigest() in shown_digests, \
             f"{lesson.name}: stored image {number + 1} of {len(stored)} is not on {page.name}"
+    # a screen reader reads the alt text: a sentence on what the plot shows (the plot cell's
+    # `mystnb={"image": {"alt": ...}}` header in lessons/src), not a file name
+    for img in article(page.read_text(encoding="utf-8")).find_all("img"):
+        alt = img.attrs.get("alt", "")
+        assert len(alt.split()) >= 8 and not re.search(r"\.(png|svg)|[0-9a-f]{16}", alt), \
+            f"{page.name}: {img.attrs['src']} has alt text {alt!r}, not a sentence on what it shows"
 
 
 def test_no_page_loads_anything_from_another_host(site, pages):

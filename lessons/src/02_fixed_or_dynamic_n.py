@@ -75,7 +75,7 @@ for label in choices:
                       for T in eval_lengths)
     print(f"{label:<11} loss by length (seeds {'/'.join(map(str, P.seeds))})  {cells}")
 
-# %%
+# %% mystnb={"image": {"alt": "Line plot of validation loss against evaluation length T (L/8 to L, log scale) for the causal relu squared GAU trained at L, with three divisors, two seeds each. With n fixed the loss rises only a little at short lengths; with n = length it climbs steeply as T shrinks; n = row is worse even at L."}}
 fig, ax = plt.subplots()
 styles = {"n fixed": "tab:blue", "n = length": "tab:red", "n = row": "tab:gray"}
 # n fixed and n = length coincide at T = L: other markers, sizes and lines keep both visible
@@ -161,7 +161,7 @@ for seed in P.seeds:
 #
 # No training at the new length: only $T$ changes, with $n$ fixed or $n = T$.
 
-# %%
+# %% mystnb={"image": {"alt": "Line plot of masked-LM accuracy against evaluation length T (L_mlm/8 to L_mlm, log scale) for the bidirectional relu squared GAU, zero-shot, two seeds each: with n = length accuracy is far below n fixed at every shorter length; the two coincide at the training length."}}
 def mlm_score(model, length, **overrides):
     """MLM accuracy and loss on the same 32 validation batches for every model."""
     return minilm.evaluate(model, corpus, task="mlm", length=length, batch_size=32, n_batches=32,
@@ -217,7 +217,7 @@ for seed in P.seeds:
               f"{100 * b['accuracy']:5.1f} ({b['loss']:.3f})"
               f"     {a['loss'] - b['loss']:+.3f}")
 
-# %%
+# %% mystnb={"image": {"alt": "Two panels over the fine-tuning budget (zero-shot, a short and a long fine-tune) at T = L_mlm/4. Left: MLM accuracy with n fixed and with n = length, per seed. Right: bars of the loss gap in nats, n = length minus n fixed, per seed: large zero-shot, smaller after the short budget, near zero after the long one."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 stages = (0, *budgets)
 names = ["zero-shot"] + [f"{s} steps" for s in budgets]

@@ -103,7 +103,7 @@ for (name, seed), (Z, keys) in measured.items():
         rounded = str([round(v, 1) for v in keys[layer].tolist()])
         print(f"{name:<20} {seed:>4} {layer:>5}   {bz:10.2f}   {rounded:<34} {bk:8.2f}")
 
-# %%
+# %% mystnb={"image": {"alt": "Two log-log panels against the number of keys n for trained softmax and relu squared GAUs and an untrained one, every layer and seed. Left: the normaliser Z_i relative to the shortest n, with O(n) and O(1) guides. Right: effective keys exp(H), with uniform n. Trained models stay near flat; the untrained one follows n."}}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 colors = {"softmax": "tab:green", "relu²": "tab:blue", "softmax, untrained": "tab:gray"}
 ns = torch.tensor(lengths, dtype=torch.float)
@@ -179,7 +179,7 @@ for seed in P.seeds:
 # Lesson 1's causal Transformer on validation text (rows: queries; columns: keys; darker: more
 # weight).
 
-# %%
+# %% mystnb={"image": {"alt": "Grid of attention heatmaps, one per layer and head of the causal Transformer on one validation text, query i down and key j across, darker for more weight (square root of the weights). Most rows put their weight on a few keys: the current character, a few just before it, or an earlier anchor."}}
 # lesson 1's model
 transformer, _ = minilm.pretrained(causal_transformer(P, tok.vocab_size),
                                    causal_recipe(P, P.seeds[0]))
@@ -205,7 +205,7 @@ print(repr(text))
 # Most rows weigh a few keys: the current character, a few back, or an earlier anchor. Per head,
 # against the keys a query *could* use:
 
-# %%
+# %% mystnb={"image": {"alt": "One panel per layer of the causal Transformer: effective keys exp(H) of each head against the keys visible to the query (i + 1), with a dotted uniform line i + 1. Every head stays at a handful of keys, far below the uniform line, as the visible keys grow."}}
 x = eval_batches(corpus, task="causal", length=P.train_len, batch_size=32, n_batches=1,
                  device=transformer.device)[0][0]
 causal_keys = minilm.attention_entropy(transformer, x).exp()     # (layer, head, position)
@@ -266,7 +266,7 @@ assert untrained_keys[..., -1].mean() > P.train_len / 2   # the control
 #
 # </details>
 
-# %%
+# %% mystnb={"image": {"alt": "Line plot of RoPE's bound factor on the size of a score against the relative distance r to the key, for the model's d_k and for d_k = 128: largest at r = 0 and decaying as r grows, so far keys can get only small scores."}}
 def rope_decay_bound(distances, dim, base=10000.0):
     """(1 / (dim/2)) * sum_j |S_j(r)|, S_j(r) = sum_{i<j} exp(1j * r * theta_i)."""
     theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)

@@ -126,7 +126,7 @@ for seed in P.seeds:
         print(f"{f'here, seed {seed}, ' + label:<38}"
               + "".join(f"{100 * accuracy[seed, label, T]:8.2f}" for T in lengths))
 
-# %%
+# %% mystnb={"image": {"alt": "Two panels against evaluation length n (L to 16L, log scale) for the RoPE masked LM, standard and with log_L n, two seeds. Left: MLM accuracy falls with length for both, the factor a little higher at 4L and 8L. Right: mean attention entropy rises with length, much less with log_L n; dotted: uniform spreading."}}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 colors = {"standard": "tab:gray", "entropy-invariant": "tab:green"}
 # the two coincide at n = L: other markers and lines, and the first drawn larger
@@ -540,7 +540,7 @@ print(f"dim {DIMS[1]} is left out: at kappa = {KAPPAS[-1]}, the end of the grid,
       f"its self-weight is only "
       + ", ".join(f"{almost[DIMS[1], n, KAPPAS[-1]][0]:.2f}" for n in NS) + f" for n = {NS}")
 
-# %%
+# %% mystnb={"image": {"alt": "Figure 1, a 2 by 3 grid: self-weight A_ii (top) and output cosine (bottom) against kappa, a line per n, for the exact simplex and two noisy ones; the exact one switches at kappa = 1/(1-rho), more sharply as n grows. Figure 2: the switching kappa against 1/(1-rho), near the diagonal; the switch's width, falling with n."}}
 colors = dict(zip(NS, plt.cm.viridis([0.0, 0.25, 0.5, 0.7, 0.9])))
 panels = {"exact simplex": (FINE_KAPPAS, lambda n, g: exact[n, g])}
 panels.update({fr"almost, dim {dim} ($\pm${(1 - RHO) / math.sqrt(dim):.3f})":

@@ -101,7 +101,7 @@ for seed in P.seeds:
 # $\lambda = 1$ at $s = 1$) and compare $c$ with the paper's 0.397, loosely: the paper's slope is
 # per *position*, ours per *length*.
 
-# %%
+# %% mystnb={"image": {"alt": "Left: NoPE's loss at s times L against a uniform lambda from 1 to 2, for s = 2, 4 and 8 and two seeds; each curve dips to a minimum that moves to larger lambda as s grows. Right: the best lambda per seed against the length ratio s, with the fit 1 + c ln s and the paper's curve, the two close together."}}
 c = fit_log_slope([s for seed in P.seeds for s in ratios],
                   [best[seed, s] for seed in P.seeds for s in ratios])
 print(f"fitted c = {c:.3f}   (paper: {NOPE_FIT_C})")
@@ -189,7 +189,7 @@ for (label, seed), losses in head_loss.items():
     print(f"{label:<13} seed {seed}: loss " + "  ".join(f"{T}: {v:.3f}" for T, v in losses.items())
           + f"   lambda_h in [{t.min():.2f}, {t.max():.2f}]")
 
-# %%
+# %% mystnb={"image": {"alt": "Figure 1: heatmaps of the learned lambda per layer and head, one per seed: all at least 1, differing much between heads. Figure 2: NoPE's loss against position over L (0 to 8) for lambda = 1, the best uniform lambda and head scaling, target 4L marked: past L both scalings lie well below lambda = 1."}}
 fig, axes = plt.subplots(1, len(P.seeds), figsize=(9, 3.4))
 for ax, seed in zip(axes, P.seeds):
     t = head["head scaling", seed].temperature.detach().cpu()

@@ -71,7 +71,7 @@ print(f"profile {P.name}: NoPE Transformers d{P.d_model} x {P.nope_rope_layers} 
 #
 # </details>
 
-# %%
+# %% mystnb={"image": {"alt": "Left: the multiplier on the logits against s = length over training length (1 to 16, log scale) for Su's log_512 n, the NoPE fit 1 + c ln s, Qwen's logn and YaRN: each starts at 1 and grows like 1 + c ln s, each with its own c. Right: Llama 4's rule against the position, 1 up to 8192 tokens, then rising in steps."}}
 s = torch.linspace(1, 16, 300)
 
 def rule(name, scale=1):
@@ -174,7 +174,7 @@ for label in methods:
     print(f"{label:<36}" + "".join(
         f"{'/'.join(f'{results[label, s][T]:.3f}' for s in P.seeds):>14}" for T in lengths))
 
-# %%
+# %% mystnb={"image": {"alt": "Line plot of NoPE's loss (mean of seeds) against evaluation length (1x to 8x L) for six ways to apply the factor: plain, Su's rule at evaluation, the NoPE fit, the best uniform lambda, head scaling trained at 4L, a learned c_h ln n. Plain rises most; the NoPE fit lies on the best lambda; head scaling is lowest at 4L."}}
 fig, ax = plt.subplots()
 markers = ["o-", "s--", "^-", "v:", "D-", "x--"]
 for label, marker in zip(methods, markers):

@@ -55,7 +55,7 @@ print(f"profile {P.name}: Transformers d{P.controlled_d_model} x {P.controlled_l
 # right before the `?`). The loss counts only the key's digits after the `?`, so every row that
 # writes one must find the needle:
 
-# %%
+# %% mystnb={"image": {"alt": "Diagram of a retrieval prompt as a row of character boxes: filler letters, the needle (the marker @ and a three-digit key), more filler, a question mark and the key again. Red arrows from the rows that write the answer's digits reach far back to the needle; the loss is on those digits only."}}
 draw_retrieval_prompt()
 plt.show()
 
@@ -243,7 +243,7 @@ for pos in fixes:
 print("Su's log_L n per row at L (rows before L are softened): "
       + over_seeds(list(su_at_L.values()), proportion=True))
 
-# %%
+# %% mystnb={"image": {"alt": "Two panels of exact match against prompt length over L (1 to 16, log scale), mean of five seeds with 90% intervals. NoPE: as trained it fades gradually past L, and every lambda rule (searched, Su's log_L n, the NoPE fit per length or per row) lifts it well above that. RoPE: it collapses past L; no lambda helps."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
 styles = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "--")]
 for ax, pos in zip(axes, fixes):

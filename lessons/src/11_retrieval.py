@@ -206,7 +206,7 @@ for label in methods:
          f"({'/'.join(f'{means[s][k]:.2f}' for s in P.seeds)})").rjust(17)
         for k in range(len(lengths))))
 
-# %%
+# %% mystnb={"image": {"alt": "Nine heatmaps of exact match by prompt length (L to 8L, across) and needle depth (up), mean of two seeds: NoPE as trained, with best uniform lambda, with 1 + c ln s, with head scaling; RoPE as trained, NTK and YaRN zero-shot, PI and YaRN fine-tuned at 4L. NoPE fades gradually past L, plain RoPE fast; YaRN keeps most."}}
 # the mean over the seeds: a single seed's map can disagree with the others' (the table above)
 mean_map = {label: sum(heat[label, seed] for seed in P.seeds) / len(P.seeds) for label in methods}
 fig, axes = plt.subplots(3, 3, figsize=(11, 8.5), sharex=True, sharey=True)

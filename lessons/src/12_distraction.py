@@ -121,7 +121,7 @@ for seed in P.seeds:
               + "   entropy / ln n_i "
               + " ".join(f"{row[T]['entropy'][layer, head] / ln_n[T]:.2f}" for T in lengths))
 
-# %%
+# %% mystnb={"image": {"alt": "Per seed, two panels against length over L for the head that finds the needle, at lambda = 1, the best uniform lambda and head scaling. Left: the question's attention mass on the needle, high at L, falling with length at lambda = 1, mostly kept by the fixes. Right: entropy over ln n_i, rising at lambda = 1."}}
 fig, axes = plt.subplots(len(P.seeds), 2, figsize=(10, 3.2 * len(P.seeds)), squeeze=False)
 # the uniform control (mass 1 / n_i, entropy ln n_i) is in the table above, not drawn: on these
 # axes it would squash the lines that matter, which differ by hundredths
@@ -234,7 +234,7 @@ for seed in P.seeds:
           f"per length c = {fits[seed]['c per length']:.3f} "
           f"(best lambda at 2L/4L/8L {best_by_length});  the paper's c = {NOPE_FIT_C}")
 
-# %%
+# %% mystnb={"image": {"alt": "Scatter of the best uniform lambda per bucket of positions against position i over L (1 to 8), two seeds, with each seed's fit 1 + c ln(i/L), the paper's curve dashed and the top of the lambda grid dotted. The best lambda grows with the position; the fitted per-position curves rise more steeply than the paper's."}}
 fig, ax = plt.subplots(figsize=(10, 3.8))
 for seed, color in zip(P.seeds, ("tab:blue", "tab:orange")):
     fit = fits[seed]["per_position"]

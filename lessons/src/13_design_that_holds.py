@@ -157,7 +157,7 @@ for key in sorted(writes):
     print(f"{key[0]:>6} seed {key[1]}: drift of layers 1-4 "
           + " ".join(f"{v:.2f}" for v in drift(writes[key]).tolist()))
 
-# %%
+# %% mystnb={"image": {"alt": "Two panels, NoPE and the hybrid (seed 0): what each of the four layers writes into the residual stream, the norm of x_out minus x_in over sqrt(d), against position on a log scale up to 16L, L marked. Past L one NoPE layer writes far more than in its in-range band; the hybrid's layers stay level."}}
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
 positions = torch.arange(1, 16 * L + 1)
 for ax, pos in zip(axes, ("nope", "hybrid")):
@@ -208,7 +208,7 @@ assert max(within) < 1.5   # the control: no drift within L
 # layer global NoPE; Cohere's Command A has three sliding-window RoPE layers per global NoPE layer
 # (arXiv 2501.18795). Our four layers alternate (`minilm.experiments.layer_setting`):
 
-# %%
+# %% mystnb={"image": {"alt": "Diagram of the keys the last query sees in each of the hybrid's four layers: a row of cells per layer across key positions, the training length L dashed. The RoPE layers (1 and 3) color only a short window of the most recent keys; the NoPE layers (2 and 4) color every key, past L too."}}
 hybrid_config = text["hybrid", P.seeds[0]].config
 print(hybrid_config.layers)
 draw_layer_keys(hybrid_config.layers, length=3 * L // 2, train_len=L)
@@ -224,7 +224,7 @@ plt.show()
 # The hybrid is trained as lesson 6 trained NoPE and RoPE (2400 steps at $L$, two seeds), and
 # compared with NoPE (with and without $\log_L n$), RoPE, and RoPE with YaRN zero-shot.
 
-# %%
+# %% mystnb={"image": {"alt": "Line plot of text loss (mean of two seeds) against length over L (1 to 16, log scale) for NoPE, NoPE with log_L n, RoPE, RoPE with YaRN, the hybrid and the hybrid with log_L n. NoPE and RoPE rise steeply past L; log_L n barely lowers NoPE's curve, YaRN lowers RoPE's; both hybrids stay flat, level with RoPE in range."}}
 rows = {"NoPE": ("nope", "none"), "NoPE + log_L n": ("nope", "log_L n"), "RoPE": ("rope", "none"),
         "RoPE + YaRN": ("rope", "YaRN"), "hybrid": ("hybrid", "none"),
         "hybrid + log_L n": ("hybrid", "log_L n")}
@@ -277,7 +277,7 @@ for s in P.seeds:
 # The same layout, trained on lesson 9's task with its recipe (1000 steps, five seeds). Every
 # seed must first learn the task in range, or an average would hide which seeds did.
 
-# %%
+# %% mystnb={"image": {"alt": "Exact match against length over L (1 to 16, log scale) for the same six models on the retrieval task, mean of five seeds with 90% intervals. All retrieve in range; plain NoPE and RoPE fall to near zero past L, log_L n and YaRN keep part of it; both hybrids stay near the top out to 16L."}}
 table = {"NoPE": ("nope", "none"), "NoPE + log_L n": ("nope", "log_L n"), "RoPE": ("rope", "none"),
          "RoPE + YaRN": ("rope", "YaRN"), "hybrid": ("hybrid", "none"),
          "hybrid + log_L n": ("hybrid", "log_L n")}

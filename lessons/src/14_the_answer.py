@@ -40,7 +40,7 @@
 # $1 + 0.397 \ln(n/L)$ (the NoPE fit), $e^{\lambda S}$ grows like a power of $n$ and keeps pace.
 # $S$ gives the needle 0.6 of the row at $L = 32$, as lesson 10's retrieval heads did.
 
-# %%
+# %% mystnb={"image": {"alt": "Line plot of the needle's share of one softmax row against length over L (1 to 16, log scale), one logit S among n: with lambda = 1 the share falls steadily; with Su's log_L n it stays about level; with the NoPE fit 1 + c ln(n/L), which sharpens more, it rises."}}
 import math
 
 import matplotlib.pyplot as plt
