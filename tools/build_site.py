@@ -95,9 +95,10 @@ def install_mathjax() -> None:
 
 
 def built_from() -> str:
-    """The commit of the checkout, with "+ changes" when files differ from it; "unknown" outside git."""
+    """The commit of the checkout and its date, with "+ changes" when files differ from it;
+    "unknown" outside git."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
+        commit = subprocess.run(["git", "log", "-1", "--format=%h of %cs"], cwd=ROOT, check=True,
                                 capture_output=True, text=True).stdout.strip()
         changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                                  check=True, capture_output=True, text=True).stdout.strip()

@@ -231,7 +231,7 @@ for seed in P.seeds:
 # $\lambda^2$, which cancels once the row is normalised (fix 3 of lesson 4), as for any positively
 # homogeneous $f(\lambda x) = \lambda^p f(x)$. In softmax two weights with scores $a > b$ have the
 # ratio $e^{\lambda(a - b)}$, unbounded: $\lambda$ can sharpen a row as far as needed. The cell
-# prints $\lambda$ as "temperature":
+# multiplies one set of scores by four values of $\lambda$:
 #
 # <details><summary>A function that is not homogeneous</summary>
 #

@@ -346,9 +346,11 @@ for label in settings:
 # <details><summary>What is asserted, and what would fail it</summary>
 #
 # On every seed: the searched per-length $\lambda$ beats both per-position rules past $L$ by more
-# than 0.05 nats (measured 0.11 to 0.32), and both per-position rules beat $\lambda = 1$ by more
-# than 0.02 (measured 0.09 to 0.13). Controls: the fitted per-length rule fails the first test (it
-# ties with the searched one, within 0.01); $\lambda = 1$ itself fails the second.
+# than 0.05 nats (measured 0.11 to 0.32). Control: the fitted per-length rule fails that test (it
+# ties with the searched one, within 0.01). That the per-position rules beat $\lambda = 1$
+# (measured 0.09 to 0.13) is printed, not asserted: on other seeds and kernels it missed a bound of
+# 0.05, then one of 0.02; a bound lowered to fit the seeds at hand is a coin toss on the next
+# machine.
 #
 # </details>
 
@@ -357,7 +359,6 @@ for seed in P.seeds:
     past = {label: applied[label, seed][0] for label in settings}
     for rule in ("per position, paper's c", "per position, fitted c"):
         assert past["per length, searched"] < past[rule] - 0.05, (seed, rule, past)
-        assert past[rule] < past["lambda = 1"] - 0.02, (seed, rule, past)
     # the control
     assert not past["per length, searched"] < past["per length, fitted"] - 0.05, past
 

@@ -99,12 +99,12 @@ for name in list(rules)[1:]:
 # | **a normaliser tied to the length**: $\mathrm{relu}^2(S)/n$ with $n$ = the length | moving a relu² GAU to another length | causal GAU at $L/8$: 2.97 and 2.70 nats with $n$ = length, 1.67 with $n$ fixed (lesson 2); masked LM at $L/4$: 42.0 and 47.0% accuracy against 57.9 and 57.8% (lesson 2); why: the true normaliser grows with an exponent of 0.05-0.17, not 1, because a trained query reads a handful of keys, 3-12 of 128 (lesson 3) |
 # | **RoPE angles never seen in training** | RoPE past $L$ | the loss over $L..2L$ rises 1.48-1.62 nats above its in-range level (NoPE: 0.28-0.35; lesson 6); retrieval 0.99 in range, 0.29 at $2L$, 0.05 at $4L$ (lesson 9) |
 # | **distraction**: more keys share the softmax, the needle's share falls | NoPE past $L$ | entropy rises faster than uniform attention's (2.40-2.47 against 2.06 nats; lesson 6); retrieval 0.97 in range, 0.85 / 0.48 / 0.14 at $2L$ / $4L$ / $8L$ (lesson 9); the retrieval heads' entropy 1.78 nats at $L$, 3.81 at $8L$, their needle share 0.61 to 0.37 (lesson 10) |
-# | **counts never seen**: NoPE counts positions through the causal mask, and past $L$ its layers build states from counts training never made | NoPE past $L$ | at $8L$-$16L$ one of its layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1); on text the best temperature takes back only 15-31% of the excess loss, where $\log_L n$ takes back 0.69 of lost retrieval at $8L$ (lesson 13) |
+# | **counts never seen**: NoPE counts positions through the causal mask, and past $L$ its layers build states from counts training never made | NoPE past $L$ | at $8L$-$16L$ one of its layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1); on text the best $\lambda$ takes back only 15-31% of the excess loss, where $\log_L n$ takes back 0.69 of lost retrieval at $8L$ (lesson 13) |
 #
 # | failure | the fix | what it bought here |
 # |---|---|---|
 # | normaliser tied to $n$ | keep $n$ fixed (Su); or divide each row by its own sum, as softmax does | every fix 9.5-28 accuracy points above "no fix" at $L/8$-$L/4$; past $L$ ($2L$) the row-sum variants hold best: softmax 59.7 and 55.0%, relu²/row sum 56.1 and 48.6%, $n$ fixed 45.3 and 43.4% (lesson 4) |
-# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.959 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.79 against 0.28 (lesson 11); a temperature alone gains RoPE nothing five seeds resolve (0.01 at $8L$; lesson 9) |
+# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.959 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.79 against 0.28 (lesson 11); $\lambda$ alone gains RoPE nothing five seeds resolve (0.01 at $8L$; lesson 9) |
 # | distraction | multiply the logits by $\lambda \approx 1 + c \ln s$: Su's $\log_L n$, the NoPE fit $c = 0.397$, a searched $\lambda$, or one trained $\lambda_h$ per head | retrieval at $8L$ from 0.14 to 0.67-0.70 with any rule, no training (lesson 9); text loss at 4x-8x lower by 0.10-0.34 nats (lesson 7); head scaling a little ahead where it was trained (lesson 10) |
 # | counts never seen | a sliding window of $w \le L$ keys on the RoPE layers, global NoPE layers between them (Su's HWFA; Llama 4; Command A), $\log_L n$ on the global layers for their distraction | text loss 1.319 nats at $L$, 1.334 at $16L$ (NoPE 3.188, RoPE 4.297); retrieval at $16L$ 0.94, 0.98 with $\log_L n$, NoPE with $\log_L n$ 0.64 (lesson 13) |
 #
@@ -205,9 +205,9 @@ for name, setting in variants.items():
 # - **Head scaling's clamp and start** (Wang et al., Table 4: 81 against 53 and 26): the start
 #   mattered only at a 10-step budget and not resolved by five seeds, the clamp hardly at all
 #   (lesson 10); in text loss neither (lesson 7).
-# - **Restoring the entropy** is not what the right temperature does: it holds the needle's share;
+# - **Restoring the entropy** is not what the right $\lambda$ does: it holds the needle's share;
 #   the entropy still rises (lesson 10; the picture above).
-# - **Mixed into text**, the temperature's gain on retrieval is small and differs between seeds
+# - **Mixed into text**, $\lambda$'s gain on retrieval is small and differs between seeds
 #   (lesson 11): text filler mixes other failures with distraction.
 #
 # </details>
@@ -264,7 +264,7 @@ for name, setting in variants.items():
 #    A RoPE model with no fine-tuning budget: scale RoPE zero-shot, YaRN first (it keeps the fast
 #    frequencies that tell neighbours apart and interpolates the slow ones, and multiplies the
 #    logits by $(0.1 \ln 4 + 1)^2 \approx 1.30$). Lesson 7 measured it as the best zero-shot RoPE
-#    extension on text loss, and lesson 11 on retrieval in text. A temperature alone does little
+#    extension on text loss, and lesson 11 on retrieval in text. A multiplier $\lambda$ alone does little
 #    for RoPE (lesson 9): its failure is unseen angles, not distraction.
 #
 #    </details>
