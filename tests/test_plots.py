@@ -57,3 +57,25 @@ def test_a_grid_of_heatmaps_can_share_one_colorbar():
     fig.colorbar(image, ax=axes, label="weight")
     assert len(fig.axes) == 3
     plt.close(fig)
+
+
+def test_every_stored_plot_is_sharp_on_a_high_density_screen():
+    """course_style stores a notebook's plots at twice their pixel size ("retina") with the size
+    to show them at: a PNG whose pixels are its shown width is blurred on a phone or a laptop's
+    high-density screen, in JupyterLab and on the site. Fails for a lesson built without it."""
+    import base64
+    import json
+    import struct
+    from pathlib import Path
+
+    lessons = sorted((Path(__file__).resolve().parent.parent / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    assert lessons
+    for lesson in lessons:
+        for cell in json.loads(lesson.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                if "image/png" not in output.get("data", {}):
+                    continue
+                png = base64.b64decode(output["data"]["image/png"])
+                pixels = struct.unpack(">I", png[16:20])[0]   # the IHDR chunk's width
+                shown = output.get("metadata", {}).get("image/png", {}).get("width")
+                assert shown and pixels >= 1.9 * shown, (lesson.name, pixels, shown)

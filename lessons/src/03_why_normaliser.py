@@ -129,7 +129,8 @@ for ax in axes:
     ax.set(xscale="log", yscale="log", xlabel="number of keys n (= sequence length)",
            xticks=lengths, xticklabels=lengths)
     ax.minorticks_off()
-    ax.legend(handles=key + ax.get_legend_handles_labels()[0], fontsize=8, ncol=2)
+    # upper left: the one corner no line reaches on either panel
+    ax.legend(handles=key + ax.get_legend_handles_labels()[0], fontsize=8, ncol=2, loc="upper left")
 axes[0].set(yticks=[1, 2, 4, 8], yticklabels=["1", "2", "4", "8"])
 plt.show()
 

@@ -332,7 +332,7 @@ for label in methods:
 
 # %% [markdown]
 # Reading the table (loss in nats; lower is better):
-# - **Zero-shot:** YaRN is the best at every length past $L$ (1.959 at 4x, plain RoPE 2.863).
+# - **Zero-shot:** YaRN is the best at every length past $L$ (1.958 at 4x, plain RoPE 2.863).
 #   PI is worse even than plain RoPE: slowing *every* rotation blurs the fast ones that tell
 #   neighbouring characters apart, and a char-level model lives on those.
 # - **Fine-tuned:** YaRN is far ahead at 4x (1.237; head scaling 1.857) and close to plain RoPE in

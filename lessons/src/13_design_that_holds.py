@@ -305,8 +305,8 @@ plt.show()
 # %% [markdown]
 # Every hybrid seed learns the task, and keeps it: at $16L$ it reads the key back 0.94 of the
 # time, 0.98 with $\log_L n$ on its NoPE layers, where NoPE keeps 0.01 (0.64 with $\log_L n$),
-# RoPE 0.01 and RoPE with YaRN 0.55. (Lesson 9's models, retrained on this notebook's machine,
-# differ a little from lesson 9's.)
+# RoPE 0.01 and RoPE with YaRN 0.55. (Plain NoPE and RoPE are lesson 9's models, with lesson 9's
+# numbers.)
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
