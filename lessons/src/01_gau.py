@@ -5,7 +5,7 @@
 # a GAU (d64, 4 single-head layers, $d_k = 64$) and a Transformer of about its size (d64, 2
 # layers, 4 heads).
 #
-# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores with an empty cache.
+# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores with an empty cache.
 #
 # **Which failure, which fix.** None yet: we build the GAU, whose $\mathrm{relu}^2/n$ divides every
 # row by one number $n$. A divisor that grows with the length while a row's real sum does not is

@@ -5,7 +5,7 @@
 # $L = 64$. Part B: a bidirectional relu² GAU masked LM (d64, 2 single-head layers), trained at
 # $L_{mlm} = 128$. Seeds 0 and 1.
 #
-# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 1's models
+# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores, with lesson 1's models
 # cached.
 #
 # **Which failure, which fix.** The first failure: $\mathrm{relu}^2/n$ with $n$ set to the sample
@@ -21,9 +21,7 @@
 # shorter samples, should $n$ follow the length or stay 512? Su found **fixed $n$ clearly better
 # after fine-tuning.** Lesson 3 explains why; here we test it.
 #
-# ![A row that reads k keys has output scale k / n: with n fixed at L it stays where training
-# left it; with n = the length it grows at short lengths and shrinks at long
-# ones](figures/fixed_or_length_n.svg)
+# ![A row that reads k keys has output scale k / n: with n fixed at L it stays where training left it; with n = the length it grows at short lengths and shrinks at long ones](figures/fixed_or_length_n.svg)
 #
 # **The idea.** relu² does not normalise a row: its output scales like the $k$ keys it reads
 # divided by $n$. Only a fixed $n$ keeps that scale where training left it.

@@ -5,7 +5,7 @@
 # single-head layers, $L_{mlm} = 128$, seeds 0 and 1), and lesson 1's causal Transformer (d64, 2
 # layers, 4 heads, $L = 64$).
 #
-# **Time.** About 10 minutes to read; about 1 minute to run on 2 CPU cores, with lessons 1-2's
+# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with lessons 1-2's
 # models cached.
 #
 # **Which failure, which fix.** Why the first failure happens: a trained row's real sum $Z_i$
@@ -26,8 +26,7 @@
 # right stand-in. Likewise for relu²'s row sum $\sum_j \mathrm{relu}^2(S_{ij})$.
 
 # %% [markdown]
-# ![The divisor n grows with the length while a row's real sum Z_i stays near the k keys it
-# attends to](figures/row_sum_vs_n.svg)
+# ![The divisor n grows with the length while a row's real sum Z_i stays near the k keys it attends to](figures/row_sum_vs_n.svg)
 #
 # **The idea.** $n$ = length grows with the length; a trained row's sum $Z_i$ stays near its $k$
 # keys, flat like a fixed $n$.

@@ -26,9 +26,7 @@
 # And (4) **use softmax**, which divides by its own row sum $Z_i$ already. Su's verdict: all
 # work, but fix 3 is softmax with extra steps, so "attention and softmax are a better match".
 #
-# ![A row's output scale against the length: with n = the length it moves away from the trained
-# scale on both sides of L; n fixed, a row's own sum and softmax keep it; mixed lengths train
-# across the range instead](figures/three_fixes.svg)
+# ![A row's output scale against the length: with n = the length it moves away from the trained scale on both sides of L; n fixed, a row's own sum and softmax keep it; mixed lengths train across the range instead](figures/three_fixes.svg)
 #
 # **The idea.** Each fix keeps a row's output at the scale training saw: by a constant divisor,
 # by the row's own sum, or by training at every length the model will meet.

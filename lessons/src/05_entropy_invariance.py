@@ -4,7 +4,7 @@
 # **Model and length.** RoPE Transformers (d64, 2 layers, 4 heads) trained at $L = 64$, two seeds
 # each: a bidirectional masked LM and lesson 1's causal LM.
 #
-# **Time.** About 15 minutes to read; about 1 minute to run on 2 CPU cores, with the models of the
+# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
 #
 # **Which failure, which fix.** *Distraction*: past $L$ a softmax row spreads over more keys and its
@@ -65,8 +65,7 @@ print(f"profile {P.name}: seeds {P.seeds}, trained at L = {L}, {P.mlm_steps} mas
 #
 # $$\lambda(n) = \frac{\ln n}{\ln L} = \log_L n .$$
 #
-# ![The entropy of a row with four strong keys among n: with λ = 1 it rises almost like ln n;
-# with λ = log_L n it rises much more slowly](figures/entropy_invariance.svg)
+# ![The entropy of a row with four strong keys among n: with λ = 1 it rises almost like ln n; with λ = log_L n it rises much more slowly](figures/entropy_invariance.svg)
 #
 # **The idea.** $\ln n$ pushes the entropy up; a $\lambda$ growing like $\ln n$ pushes back. For
 # a real row the push-back is partial: the weight outside the strong keys still spreads.

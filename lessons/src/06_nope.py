@@ -5,7 +5,7 @@
 # encoding (NoPE), trained on text at $L = 32$ for 2400 steps; seeds 0 and 1. Lessons 7, 8, 11 and
 # 12 reuse them.
 #
-# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores (it trains its four
+# **Time.** About 10 minutes to read; about 5 minutes to run on 2 CPU cores (it trains its four
 # models; seconds once they are cached).
 #
 # **Which failure, which fix.** Past $L$, RoPE meets rotation angles it never trained and breaks
@@ -67,8 +67,7 @@ print(f"{sum(p.numel() for p in models['nope', P.seeds[0]].parameters()):,} para
 # same keys: only the text can reveal where a token is.
 
 # %% [markdown]
-# ![Under the causal mask, uniform attention gives each of query i's i + 1 keys the weight
-# 1/(i + 1): a count NoPE can read, and past L a count it never saw](figures/causal_counting.svg)
+# ![Under the causal mask, uniform attention gives each of query i's i + 1 keys the weight 1/(i + 1): a count NoPE can read, and past L a count it never saw](figures/causal_counting.svg)
 #
 # **The idea.** Uniform attention under the mask gives each of query $i$'s keys the weight
 # $1/(i + 1)$: a count of the position, from the mask alone; past $L$ it takes values never trained.

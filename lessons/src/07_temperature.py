@@ -4,7 +4,7 @@
 # **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads of width $d_k = 16$;
 # NoPE and RoPE), trained on text at $L = 32$; seeds 0 and 1.
 #
-# **Time.** About 15 minutes to read; about 1 minute to run on 2 CPU cores, with lesson 6's models
+# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 6's models
 # cached.
 #
 # **Which failure, which fix.** NoPE's distraction (lesson 6) is fixed by sharpening attention: a
@@ -265,8 +265,7 @@ assert any(head["no clamp", seed].temperature.min() < 1 for seed in P.seeds)
 # keeping the fastest; **YaRN** keeps the fast pairs, interpolates the slow ones, ramps between,
 # and multiplies the logits by $(0.1\ln s + 1)^2$.
 #
-# ![RoPE's angle per pair at s = 4: PI divides every frequency by s, NTK raises the base, YaRN
-# interpolates the slow pairs only and keeps the fast ones](figures/rope_scaling_angles.svg)
+# ![RoPE's angle per pair at s = 4: PI divides every frequency by s, NTK raises the base, YaRN interpolates the slow pairs only and keeps the fast ones](figures/rope_scaling_angles.svg)
 #
 # **The idea.** The fast pairs turn fully within $L$, so all their angles were trained: YaRN slows
 # them little or not at all, PI by $s$.

@@ -4,7 +4,7 @@
 # **Model and length.** Lesson 6's causal NoPE Transformers (d64, 4 layers, 4 heads; text,
 # $L = 32$, 2400 steps), and the same trained with a learned per-head factor; seeds 0 and 1.
 #
-# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
+# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
 #
 # **Which failure, which fix.** Distraction (lesson 6): past $L$ a row spreads over more keys.

@@ -5,7 +5,7 @@
 # encoding (NoPE) or with RoPE, trained from scratch at $L = 32$ on a retrieval task alone; five
 # seeds (0-4) each.
 #
-# **Time.** About 15 minutes to read; about 3 minutes to run on 2 CPU cores with an empty cache
+# **Time.** About 15 minutes to read; about 5 minutes to run on 2 CPU cores with an empty cache
 # (lesson 10 reuses its models).
 #
 # **Which failure, which fix.** Distraction: the needle's share of a softmax row shrinks as the
@@ -95,9 +95,7 @@ models = controlled_models(P, corpus)   # {(pos, seed): model}
 #   the seed-to-seed spread cancels.
 
 # %% [markdown]
-# ![Five seeds' scores, their mean and 90% interval; the same seeds' paired differences between
-# two methods, whose interval is narrower because seed-to-seed spread
-# cancels](figures/seed_interval.svg)
+# ![Five seeds' scores, their mean and 90% interval; the same seeds' paired differences between two methods, whose interval is narrower because seed-to-seed spread cancels](figures/seed_interval.svg)
 #
 # **Two seeds say little.** $t_{0.95,1} = 6.31$, three times $t_{0.95,4}$, and it is divided by
 # $\sqrt 2$, not $\sqrt 5$: for the same spread, an interval from two seeds is nearly five times as
@@ -183,9 +181,7 @@ assert untrained_at_L < 0.05   # the control: chance is 1/900
 #
 # For RoPE, at $2L$ and $8L$: the searched λ and Su's $\log_L n$.
 #
-# ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets
-# 1 + c ln(n_i / L), 1 within L, rising to the same value at the last
-# row](figures/per_position_rule.svg)
+# ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets 1 + c ln(n_i / L), 1 within L, rising to the same value at the last row](figures/per_position_rule.svg)
 
 # %%
 # a search at 16L costs as much as the rest

@@ -4,7 +4,7 @@
 # **Model and length.** Lesson 9's NoPE Transformers (d32, 4 layers, 4 heads), trained at
 # $L = 32$ on random-letter retrieval, five seeds (0-4); head scaling trains on them at $4L$.
 #
-# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 9's
+# **Time.** About 15 minutes to read; about 4 minutes to run on 2 CPU cores, with lesson 9's
 # models cached.
 #
 # **Which failure, which fix.** Distraction: past $L$ the needle's share of a softmax row shrinks
@@ -361,9 +361,7 @@ for part in ("retrieval heads only", "every head but them"):
 # $4L$, started at the best uniform λ for $4L$, clamped at $\lambda_h \ge 1$
 # (`minilm.experiments.controlled_head_scaled`).
 #
-# ![Head scaling: one multiplier λ_h per head, trained at 4L while the model is frozen, started
-# at the best uniform λ and kept at or above 1; the learned λ_h differ by head, large on retrieval
-# heads and others alike](figures/head_scaling.svg)
+# ![Head scaling: one multiplier λ_h per head, trained at 4L while the model is frozen, started at the best uniform λ and kept at or above 1; the learned λ_h differ by head, large on retrieval heads and others alike](figures/head_scaling.svg)
 #
 # *On seed 0 the sixteen $\lambda_h$ end between 1.00 and 2.32 (printed below as "learned
 # lambda_h"); the largest is not on a retrieval head.*

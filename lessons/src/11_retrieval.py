@@ -4,7 +4,7 @@
 # **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads; NoPE and RoPE),
 # trained at $L = 32$ on text, then 1000 more steps on text mixed with retrieval; two seeds.
 #
-# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores, with the models of
+# **Time.** About 10 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of
 # the lessons before it cached.
 #
 # **Which failure, which fix.** In a haystack of text, retrieval fails by *distraction* (the
@@ -58,9 +58,7 @@ text_models = nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos,
 # characters, but the filler is now a random window of the corpus
 # (`minilm.data.retrieval_batch`). Exact match is scored as in lesson 9, from one forward pass.
 #
-# ![The retrieval prompt with text as the filler: filler words, the marker and key, more words,
-# the question mark and the key, whose digits must be read from the needle far
-# back](figures/retrieval_in_text.svg)
+# ![The retrieval prompt with text as the filler: filler words, the marker and key, more words, the question mark and the key, whose digits must be read from the needle far back](figures/retrieval_in_text.svg)
 
 # %%
 D = RETRIEVAL_DIGITS

@@ -5,7 +5,7 @@
 # $L = 32$, two seeds: the NoPE ones after lesson 11's retrieval mixture; in the appendices, the
 # text-only ones.
 #
-# **Time.** About 15 minutes to read; about 1 minute to run on 2 CPU cores, with the models of the
+# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
 #
 # **Which failure, which fix.** *Distraction*: the needle's share of a softmax row shrinks as the
@@ -209,8 +209,7 @@ print("the head's entropy / ln n_i, from L to 8L at lambda = 1: "
 # $i$, the uniform $\lambda$ with the lowest loss. Lesson 7 fitted $c$ per *length*. We fit both
 # on one table of lesson 6's text-only NoPE models.
 #
-# ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets
-# 1 + c ln(n_i / L), 1 within L](figures/per_position_rule.svg)
+# ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets 1 + c ln(n_i / L), 1 within L](figures/per_position_rule.svg)
 #
 # <details><summary>The table, and how the two fits read it</summary>
 #

@@ -17,8 +17,7 @@
 # %% [markdown]
 # ## The answer in one paragraph
 #
-# ![The four failures past L, one panel each, as the paragraph below lists
-# them](figures/course_map.svg)
+# ![The four failures past L, one panel each, as the paragraph below lists them](figures/course_map.svg)
 #
 # Attention fails past $L$ when something it computes depends on the length in a way training
 # never showed it: **(1)** a divisor $n$ that grows while a row's real sum does not ($Z_i = O(k)$);
