@@ -564,7 +564,7 @@ def test_the_menu_opens_at_every_width_and_no_page_is_wider_than_a_phone(site, s
                     assert (shown_before, shown_after) == (True, False), (width, "no toggle")
                 page.close()
             page = browser.new_page(viewport={"width": 390, "height": 844})
-            wide = []
+            wide, squashed = [], []
             for path in sorted(site.rglob("*.html")):
                 relative = path.relative_to(site)
                 if "_static" in relative.parts or relative.name in ("genindex.html", "search.html"):
@@ -574,6 +574,13 @@ def test_the_menu_opens_at_every_width_and_no_page_is_wider_than_a_phone(site, s
                 scroll_width = page.evaluate("document.documentElement.scrollWidth")
                 if scroll_width > 390:
                     wide.append(f"{relative}: {scroll_width} px")
+                # a plot shrunk to the phone keeps its shape: shown height / width as stored
+                squashed += page.evaluate("""() => [...document.querySelectorAll('article img')]
+                    .filter(i => i.complete && i.naturalWidth && i.clientWidth)
+                    .filter(i => Math.abs(i.clientHeight / i.clientWidth
+                                          - i.naturalHeight / i.naturalWidth) > 0.02)
+                    .map(i => i.src.split('/').pop())""")
             assert not wide, "pages wider than a 390 px phone: " + ", ".join(wide)
+            assert not squashed, "plots squashed at 390 px: " + ", ".join(squashed[:5])
         finally:
             browser.close()
