@@ -320,27 +320,29 @@ for label in dict.fromkeys(label for label, _ in intervention):
     print(f"  {label:<22}" + over_seeds([intervention[label, s] for s in SEEDS], proportion=True))
 
 # %% [markdown]
-# **The retrieval heads do not carry the fix alone.** Sharpening only them gives 0.29 at $8L$,
-# less than half of what every head gives (0.69, from 0.15); every head *but* them gives 0.43.
-# Layer 0 matters most (0.50 alone; layers 1 to 3: 0.20, 0.21, 0.15). Distraction is not one
-# head's failure.
+# **Here the retrieval heads do not carry the fix alone.** Sharpening only them gives 0.29 at
+# $8L$, less than half of what every head gives (0.69, from 0.15); every head *but* them gives
+# 0.43. Layer 0 matters most (0.50 alone; layers 1 to 3: 0.20, 0.21, 0.15). Distraction is not one
+# head's failure, though how much the retrieval heads carry differs from seed to seed (below).
 #
 # <details><summary>The seeds</summary>
 #
 # Alone, the four retrieval heads retrieve 0.12 to 0.51 by seed, and on no seed bring more than
 # half of every head's gain (seed 2 comes closest: 0.22 of 0.56). On the mean the two parts gain
 # 0.15 and 0.28 over λ = 1, together 0.43 of the 0.54 every head brings. Layer by layer the gains
-# are +0.36, +0.05, +0.07 and +0.01.
+# are +0.36, +0.05, +0.07 and +0.01. On seeds 50-54 (a check of the course, not this run) two
+# seeds' retrieval heads alone came within 0.08 of every head: which heads carry the fix is a
+# property of the seed, not of the method.
 #
 # </details>
 #
 # <details><summary>How we check it</summary>
 #
-# Asserted, paired over seeds: every head beats each part (lower ends above 0: 0.40 [0.26, 0.54]
-# over the retrieval heads only, 0.26 [0.17, 0.36] over the rest). Retrieval heads that carried
-# the whole fix would fail it. That each part alone beats λ = 1 (0.15 [0.09, 0.20] and 0.28 [0.10,
-# 0.46]) is printed, not asserted: on other seeds and kernels the retrieval heads' interval
-# reached 0.
+# Asserted, paired over seeds: every head beats every head *but* the retrieval heads (0.26 [0.17,
+# 0.36]): the retrieval heads add to the fix. Heads that added nothing would fail it. Printed, not
+# asserted: every head against the retrieval heads alone (0.40 [0.26, 0.54]; on seeds 50-54 its
+# lower end fell to 0.07), and each part alone against λ = 1 (0.15 [0.09, 0.20] and 0.28 [0.10,
+# 0.46]; on other seeds and kernels the retrieval heads' interval reached 0).
 #
 # </details>
 
@@ -352,7 +354,8 @@ def ahead(a, b):
 for part in ("retrieval heads only", "every head but them"):
     print(f"every head minus {part}: " + over_seeds(ahead("every head", part))
           + f";  {part} minus lambda = 1: " + over_seeds(ahead(part, "none (lambda = 1)")))
-    assert seed_interval(ahead("every head", part))[1] > 0, part
+# the retrieval heads add to the fix: the interval's lower end, paired over seeds
+assert seed_interval(ahead("every head", "every head but them"))[1] > 0
 
 # %% [markdown]
 # ## Head-based scaling
@@ -546,8 +549,9 @@ for steps in budgets:
 # Asserted: after 200 steps the start's paired difference lies within ±0.05 (0.00 [-0.02, 0.02]);
 # where the clamp binds (50 and 200 steps), dropping it changes exact match by less than 0.05
 # (0.00 [-0.00, 0.01] and 0.00 [-0.01, 0.01]); head scaling against λ = 1 (0.35 [0.22, 0.48]) is
-# the control that fails both. Without the clamp the lowest $\lambda_h$ after 200 steps is below 1
-# (0.70); after 10 steps, the control, it is not (1.28).
+# the control that fails both. Without the clamp some seed's $\lambda_h$ fall below 1 by 200 steps
+# (the lowest, on the mean of the seeds, 0.70); with it, the control, none does. The mean's own
+# margin was thin on other seeds (0.89 on seeds 50-54), so it is printed, not asserted.
 #
 # </details>
 
@@ -555,13 +559,12 @@ for steps in budgets:
 assert within(difference("start at 1", 200), 0.05)   # after 200 steps the start no longer matters
 binding = [b for b in budgets if any(runs["no clamp", b, s][1] < 1 for s in SEEDS)]
 print(f"budgets where the clamp binds on some seed: {binding}")
-assert 200 in binding
+assert 200 in binding   # unclamped, some seed's lambda_h fall below 1 by 200 steps
+# the control: with the clamp, no lambda_h of any seed is below 1
+assert all(runs["paper: start at best, clamp", 200, s][1] >= 1 for s in SEEDS)
 for steps in binding:
     assert within(difference("no clamp", steps), 0.05), steps
 assert not within(head_gain, 0.05)   # the control of both: head scaling against lambda = 1 fails it
-lowest = {b: sum(runs["no clamp", b, s][1] for s in SEEDS) / len(SEEDS) for b in (10, 200)}
-assert lowest[200] < 1, lowest   # unclamped, the lambda_h fall below 1
-assert not lowest[10] < 1, lowest   # the control: after 10 steps they have not
 
 # %% [markdown]
 # <details><summary>Our numbers next to the sources'</summary>
