@@ -162,7 +162,7 @@ plt.show()
 #
 # On each seed: from $L$ to $16L$ the standard entropy rises by over 1.2 nats (1.78, 2.19) and the
 # entropy-invariant one by at least 0.5 nats less (0.70, 0.75), each the other's control. ("Under
-# half", the earlier bound, held here but by only 0.07 nats on seed 50.) The gain is over
+# half", the earlier bound, held on seed 50 by only 0.07 nats.) The gain is over
 # half a point at $4L$ and $8L$ (1.17-1.88; control: 0 at $L$) and within one point at $2L$
 # ($-0.15$, $+0.18$; the $8L$ gain fails it).
 #
