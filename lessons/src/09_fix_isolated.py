@@ -315,7 +315,8 @@ LINE = 0.1   # a gain whose whole interval lies above it is a fix; below it, non
 for fix in fixes["nope"][1:]:
     assert seed_interval(gain("nope", fix, 8 * L))[1] > LINE, fix   # the interval's lower end
 for fix in fixes["rope"][1:]:
-    assert seed_interval(gain("rope", fix, 8 * L))[2] < LINE, fix   # the control: RoPE gains nothing
+    # the control: RoPE gains nothing
+    assert seed_interval(gain("rope", fix, 8 * L))[2] < LINE, fix
 margin_plus_half_width = {
     fix: LINE + (lambda m, lo, hi: m - lo)(*seed_interval(gain("nope", fix, 8 * L)))
     for fix in fixes["nope"][1:]}
