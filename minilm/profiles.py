@@ -9,7 +9,7 @@ and not yet run end to end, so its lessons' assertions are unverified at that si
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .validation import integer, is_sequence, plain_fields, positive_int, positive_ints
 
@@ -86,10 +86,21 @@ PROFILES = {
 
 
 def profile(name: str | None = None) -> Profile:
-    """The profile named here, or by $MINILM_PROFILE, or ``cpu`` (the one CI has verified)."""
+    """The profile named here, or by $MINILM_PROFILE, or ``cpu`` (the one CI has verified).
+
+    $MINILM_SEED_OFFSET (a whole number, e.g. 50) is added to every seed of the profile: the
+    lessons then train other models than the stored ones, and their claims must still hold."""
     from_environment = not name and bool(os.environ.get("MINILM_PROFILE"))
     source = " (from the environment variable MINILM_PROFILE)" if from_environment else ""
     name = name or os.environ.get("MINILM_PROFILE") or DEFAULT_PROFILE
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}{source}; allowed: {', '.join(map(repr, PROFILES))}")
-    return PROFILES[name]
+    offset = os.environ.get("MINILM_SEED_OFFSET", "").strip()
+    if not offset:
+        return PROFILES[name]
+    if not offset.isdigit():
+        raise ValueError(f"MINILM_SEED_OFFSET (an environment variable) must be a whole number of 0 or more, "
+                         f"added to every seed of the profile; got {offset!r}")
+    chosen = PROFILES[name]
+    return replace(chosen, seeds=tuple(seed + int(offset) for seed in chosen.seeds),
+                   controlled_seeds=tuple(seed + int(offset) for seed in chosen.controlled_seeds))

@@ -107,6 +107,17 @@ def test_an_unknown_profile_in_the_environment_names_the_variable(monkeypatch, r
     raises_naming(lambda: profile("tpu"), ["unknown profile 'tpu'; allowed"])  # named here: no variable to blame
 
 
+def test_a_seed_offset_in_the_environment_shifts_every_seed_and_nothing_else(monkeypatch, raises_naming):
+    monkeypatch.setenv("MINILM_SEED_OFFSET", "50")
+    shifted = profile("cpu")
+    assert shifted.seeds == tuple(seed + 50 for seed in P.seeds)
+    assert shifted.controlled_seeds == tuple(seed + 50 for seed in P.controlled_seeds)
+    assert dataclasses.replace(shifted, seeds=P.seeds, controlled_seeds=P.controlled_seeds) == P
+    for bad in ("-5", "fifty", "1.5"):
+        monkeypatch.setenv("MINILM_SEED_OFFSET", bad)
+        raises_naming(profile, ["MINILM_SEED_OFFSET", "whole number", repr(bad)])
+
+
 def test_each_field_of_a_profile_is_checked_as_what_it_is():
     assert {field.name for field in dataclasses.fields(Profile)} == {"name", "seeds", "controlled_seeds",
                                                                      "finetune_steps", *SIZES}  # a new field: say which

@@ -152,6 +152,9 @@ def build(source: Path) -> float:
     notebook.metadata.pop("jupytext", None)
     target = notebook_path(source)
     os.environ["MINILM_PROFILE"] = "cpu"
+    if os.environ.get("MINILM_SEED_OFFSET", "").strip():  # a stored notebook shows the profile's own seeds
+        raise SystemExit("unset MINILM_SEED_OFFSET to build a notebook: a stored notebook is a run on the "
+                         "profile's own seeds")
     start = time.time()
     NotebookClient(notebook, timeout=1800, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(target.parent)}}).execute()
