@@ -1,6 +1,7 @@
 """Stored notebooks agree with their jupytext sources and hold a clean, real run."""
 
 import json
+import os
 import re
 
 import pytest
@@ -80,6 +81,15 @@ def test_a_rebuild_of_an_unchanged_source_changes_no_byte(tmp_path):
     build(source)
     assert notebook_path(source).read_bytes() == first
     assert b'"execution"' not in first and b"iso8601" not in first  # no timestamps stored
+
+
+def test_a_notebook_is_built_on_the_profiles_own_seeds_whatever_the_environment_says(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINILM_SEED_OFFSET", "50")  # as in a CI run, which also builds notebooks here
+    monkeypatch.setenv("MINILM_PROFILE", "gpu")
+    source = sample_source(tmp_path, "# %%\nimport minilm\nprint(minilm.profile().name, minilm.profile().seeds)\n")
+    build(source)
+    assert "cpu (0, 1)" in notebook_path(source).read_text()
+    assert os.environ["MINILM_SEED_OFFSET"] == "50"  # this process keeps its own setting
 
 
 @pytest.mark.parametrize("source", EXERCISES, ids=lambda p: p.stem)
