@@ -47,3 +47,23 @@ def test_a_lesson_opens_with_its_model_time_and_failure(source):
     missing = [part for part in OPENING if part not in first]
     assert not missing, f"{source.stem}: its first cell lacks {missing}"
     assert TIME.search(first), f"{source.stem}: '**Time.** About N minutes to read; ...' expected"
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=[s.stem for s in LESSONS])
+def test_a_lesson_opens_with_links_on_and_links_the_lessons_it_cites(source):
+    """The first cell links to the notation, the sources and the lesson's exercise (where it has
+    one); a mention of another lesson ("lesson 3", "lessons 6-7") is a link in at least one place."""
+    cells = markdown_cells(source)
+    wanted = ["(README.md#notation)", "(README.md#sources)"]
+    if (ROOT / "exercises" / f"{source.stem}.ipynb").exists():
+        wanted.append(f"(../exercises/{source.stem}.ipynb)")
+    missing = [link for link in wanted if link not in cells[0]]
+    assert not missing, f"{source.stem}: its first cell does not link {missing}"
+    text = FOLDED.sub(" ", "\n".join(cells))
+    own = int(source.name[:2])
+    cited = {int(n) for n in re.findall(r"\b[Ll]esson (\d{1,2})\b(?!\]?\()", text)} - {own}
+    linked = {int(n) for n in re.findall(r"\]\((\d\d)_\w+\.ipynb", text)}
+    unlinked = sorted(n for n in cited - linked if n <= len(LESSONS))
+    assert not unlinked, f"{source.stem}: lessons {unlinked} are cited but never linked"
+    sections = re.findall(r"^## (\w+)", (ROOT / "lessons" / "README.md").read_text(), re.M)
+    assert "Notation" in sections and "Sources" in sections, sections

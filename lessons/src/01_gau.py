@@ -9,13 +9,16 @@
 #
 # **Which failure, which fix.** None yet: we build the GAU, whose $\mathrm{relu}^2/n$ divides every
 # row by one number $n$. A divisor that grows with the length while a row's real sum does not is
-# the course's first failure (lessons 2-4, Su's 2022 post).
+# the course's first failure (lessons [2](02_fixed_or_dynamic_n.ipynb)-[4](04_three_fixes.ipynb), Su's 2022 post).
 #
 # The course asks why attention trained at one length fails at others, and how to fix it. Its
 # answer is drawn as one map: [the course in one picture](README.md#the-course-in-one-picture).
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 1](../exercises/01_gau.ipynb)
 
 # %% [markdown]
 # ## Setup
@@ -309,7 +312,7 @@ for seed in P.seeds:
 # | | FLASH | here (2 seeds) |
 # |---|---|---|
 # | one gated head vs a Transformer | as good or better | loss 0.06-0.07 nats lower |
-# | relu²/n instead of softmax | "basically identical" | lesson 4 |
+# | relu²/n instead of softmax | "basically identical" | [lesson 4](04_three_fixes.ipynb) |
 # | scales starting at std 0.02 | FLASH's choice | trains much worse |
 #
 # </details>
@@ -356,7 +359,7 @@ for seed in P.seeds:
 #    Without a divisor, $\sum_j \mathrm{relu}^2(S_{ij})$ grows with the number of keys the row sees
 #    (about like $T$ if far keys keep some weight), so $AV$ would grow with $T$ and the next layer
 #    would get inputs whose size depends on the length. Dividing by $n$ keeps $AV$ at a fixed size;
-#    *which* $n$ is the question of lessons 2 and 3.
+#    *which* $n$ is the question of lessons [2](02_fixed_or_dynamic_n.ipynb) and [3](03_why_normaliser.ipynb).
 #
 #    </details>
 #
@@ -390,3 +393,5 @@ for seed in P.seeds:
 # **Exercise:** [exercise 1](../exercises/01_gau.ipynb) — write $\mathrm{relu}^2$ attention with
 # fixed,
 # length and row `n`, and RoPE, and check them against `minilm`.
+#
+# Next, [lesson 2](02_fixed_or_dynamic_n.ipynb): fixed $n$ or dynamic $n$?

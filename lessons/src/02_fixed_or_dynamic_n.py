@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 2 — Fixed n or dynamic n?
 #
-# **Model and length.** Part A: lesson 1's causal relu² GAU (d64, 4 single-head layers), trained at
+# **Model and length.** Part A: [lesson 1](01_gau.ipynb)'s causal relu² GAU (d64, 4 single-head layers), trained at
 # $L = 64$. Part B: a bidirectional relu² GAU masked LM (d64, 2 single-head layers), trained at
 # $L_{mlm} = 128$. Seeds 0 and 1.
 #
@@ -14,12 +14,15 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 2](../exercises/02_fixed_or_dynamic_n.ipynb)
 
 # %% [markdown]
 # **The claim** (Su, "Attention and Softmax are a better match", 2022). Pretraining packs samples
 # to one length (512 in the post), so the GAU's divisor $n$ is a constant there. Fine-tuning on
 # shorter samples, should $n$ follow the length or stay 512? Su found **fixed $n$ clearly better
-# after fine-tuning.** Lesson 3 explains why; here we test it.
+# after fine-tuning.** [Lesson 3](03_why_normaliser.ipynb) explains why; here we test it.
 #
 # ![A row that reads k keys has output scale k / n: with n fixed at L it stays where training left it; with n = the length it grows at short lengths and shrinks at long ones](figures/fixed_or_length_n.svg)
 #
@@ -47,7 +50,7 @@ print(f"profile {P.name}: seeds {P.seeds}; causal models trained at {P.train_len
 # %% [markdown]
 # ## Part A — the causal model of lesson 1
 #
-# Lesson 1's GAU, trained with $n = L$, run at shorter lengths with three divisors:
+# [Lesson 1](01_gau.ipynb)'s GAU, trained with $n = L$, run at shorter lengths with three divisors:
 #
 # | `n=` | row $i$ is divided by | at $T = L$ |
 # |---|---|---|
@@ -288,7 +291,7 @@ for seed in P.seeds:
 # | zero-shot, shorter length | (not reported) | fixed $n$ ahead by 11-16 points at $L_{mlm}/4$ |
 # | fine-tuned, 50 steps | fixed $n$ "significantly better" | fixed $n$ ahead by 0.05-0.08 nats |
 # | fine-tuned, 300 steps | fixed $n$ "significantly better" | a tie (within 0.02 nats) |
-# | mixed-length pretraining | fixes it | lesson 4 |
+# | mixed-length pretraining | fixes it | [lesson 4](04_three_fixes.ipynb) |
 #
 # </details>
 
@@ -358,3 +361,5 @@ for seed in P.seeds:
 # **Exercise:** [exercise 2](../exercises/02_fixed_or_dynamic_n.ipynb) — implement the three
 # divisors and
 # the prefix check yourself.
+#
+# Next, [lesson 3](03_why_normaliser.ipynb): why the normaliser is $O(k)$, not $O(n)$.

@@ -1,8 +1,8 @@
 # %% [markdown]
 # # Lesson 3 — Why: the normaliser is O(k), not O(n)
 #
-# **Model and length.** Bidirectional GAU masked LMs, relu² (lesson 2's) and softmax (d64, 2
-# single-head layers, $L_{mlm} = 128$, seeds 0 and 1), and lesson 1's causal Transformer (d64, 2
+# **Model and length.** Bidirectional GAU masked LMs, relu² ([lesson 2](02_fixed_or_dynamic_n.ipynb)'s) and softmax (d64, 2
+# single-head layers, $L_{mlm} = 128$, seeds 0 and 1), and [lesson 1](01_gau.ipynb)'s causal Transformer (d64, 2
 # layers, 4 heads, $L = 64$).
 #
 # **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with lessons 1-2's
@@ -14,6 +14,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 3](../exercises/03_why_normaliser.ipynb)
 
 # %% [markdown]
 # **The argument** (Su, 2022). Softmax divides by the row's own sum:
@@ -172,11 +175,11 @@ for seed in P.seeds:
 
 # %% [markdown]
 # At 4x shorter, the true normaliser shrinks by 7-22%; $n$ = length shrinks the divisor by 75%,
-# so every weight comes out 3-4x too large: lesson 2's zero-shot result.
+# so every weight comes out 3-4x too large: [lesson 2](02_fixed_or_dynamic_n.ipynb)'s zero-shot result.
 #
 # ## What trained attention looks like
 #
-# Lesson 1's causal Transformer on validation text (rows: queries; columns: keys; darker: more
+# [Lesson 1](01_gau.ipynb)'s causal Transformer on validation text (rows: queries; columns: keys; darker: more
 # weight).
 
 # %% mystnb={"image": {"alt": "Grid of attention heatmaps, one per layer and head of the causal Transformer on one validation text, query i down and key j across, darker for more weight (square root of the weights). Most rows put their weight on a few keys: the current character, a few just before it, or an earlier anchor."}}
@@ -306,7 +309,7 @@ print(f"base = 1 (every theta_i = 1): bound at r = 0: {flat[0]:.1f}, "
 assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 
 # %% [markdown]
-# Su argues that $Z_i = O(k)$; we measure it, at short lengths. Far longer contexts (lesson 5)
+# Su argues that $Z_i = O(k)$; we measure it, at short lengths. Far longer contexts ([lesson 5](05_entropy_invariance.ipynb))
 # strain it: small weights on many far keys add up.
 #
 # <details><summary>Our numbers next to Su's</summary>
@@ -372,7 +375,7 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 #    keys. The $Z$ exponents (0.05-0.17) give $8^{0.05} \approx 1.11$ to $8^{0.17} \approx 1.42$:
 #    $Z_i$ would grow by 11-42% for 8 times more keys, roughly constant. But this extrapolates a fit
 #    made up to $L_{mlm}$; past the training length the model meets distances and positions it never
-#    saw (lesson 5), and the fit need not hold.
+#    saw ([lesson 5](05_entropy_invariance.ipynb)), and the fit need not hold.
 #
 #    </details>
 #
@@ -403,3 +406,5 @@ assert bound[L_mlm] < 0.3 * bound[0] and bound[16] < bound[0]
 # **Exercise:** [exercise 3](../exercises/03_why_normaliser.ipynb) — compute attention entropy per
 # head
 # and the normaliser $Z_i$ yourself, and fit the growth exponent.
+#
+# Next, [lesson 4](04_three_fixes.ipynb): the three fixes, and softmax.

@@ -2,7 +2,7 @@
 # # Lesson 4 — The three fixes, and softmax
 #
 # **Model and length.** Bidirectional GAU masked LMs (d64, 2 layers, one head), one per fix, two
-# seeds each, trained at $L = 128$ (lessons 2-3's $L_{mlm}$; the mixed-length one at 16 to 128).
+# seeds each, trained at $L = 128$ (lessons [2](02_fixed_or_dynamic_n.ipynb)-[3](03_why_normaliser.ipynb)'s $L_{mlm}$; the mixed-length one at 16 to 128).
 #
 # **Time.** About 10 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
@@ -13,6 +13,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 4](../exercises/04_three_fixes.ipynb)
 
 # %% [markdown]
 # **The fixes** (Su, 2022), for $A = \mathrm{relu}^2(QK^\top/\sqrt{d_k})/n$:
@@ -55,7 +58,7 @@ print(f"profile {P.name}: seeds {P.seeds}, masked LMs pretrained at {L} "
 # ## Four models, one recipe
 #
 # One GAU, batch size and number of training *tokens* for all; fix 1 and softmax come from
-# lessons 2 and 3. The mixed-length model draws each batch's length from $\{L/8, L/4, L/2, L\}$,
+# lessons [2](02_fixed_or_dynamic_n.ipynb) and [3](03_why_normaliser.ipynb). The mixed-length model draws each batch's length from $\{L/8, L/4, L/2, L\}$,
 # with $n$ the batch's length: shorter batches, so more steps for the same tokens. The next cell
 # trains four models, or loads them.
 
@@ -89,7 +92,7 @@ trained = minilm.pretrained_many({(label, seed): (config, make_recipe(seed))
 models = {key: model for key, (model, _) in trained.items()}
 
 # %% [markdown]
-# "No fix", the reference to beat, is lesson 2's failure: the fixed-$n$ model run with $n$ =
+# "No fix", the reference to beat, is [lesson 2](02_fixed_or_dynamic_n.ipynb)'s failure: the fixed-$n$ model run with $n$ =
 # sample length.
 #
 # ## One table, one plot: MLM accuracy across lengths, zero-shot
@@ -171,7 +174,7 @@ for label in list(variants)[1:]:
 # |---|---|
 # | 1. n fixed | $n$ tied to the pretraining length for good |
 # | 2. mixed lengths | a pipeline that varies lengths; fewer long sequences per token |
-# | 3. relu² / row sum | one sum per row; immune to any multiplier λ on the logits (lesson 5) |
+# | 3. relu² / row sum | one sum per row; immune to any multiplier λ on the logits ([lesson 5](05_entropy_invariance.ipynb)) |
 # | 4. softmax | nothing: it normalises itself; fused kernels skip storing $A$ |
 
 # %% [markdown]
@@ -198,7 +201,7 @@ for label in list(variants)[1:]:
 # <details><summary>Controls, margins, and what two seeds cannot resolve</summary>
 #
 # - The controls, each "no fix", which fails the same assertion: at $L$ it *is* fix 1 (gap 0); at
-#   $L/4$ its loss is 0.65-0.95 nats from $n$ fixed (lesson 2); at $2L$ it is 2.5-2.6 points
+#   $L/4$ its loss is 0.65-0.95 nats from $n$ fixed ([lesson 2](02_fixed_or_dynamic_n.ipynb)); at $2L$ it is 2.5-2.6 points
 #   *below* $n$ fixed; at $L/8$ it is 16-24 points from $n$ fixed.
 # - The margins sit well below the measured gaps because the gaps vary between seeds: softmax's
 #   lead over "no fix" at $L/4$ is 19.6 points on seed 0, 9.5 on seed 1.
@@ -236,7 +239,7 @@ for seed in P.seeds:
 #
 # Su's fixes and FLASH's ablation hold here. Beyond the post: at $2L$ a normaliser that adapts to
 # each row beats a fixed $n$, and the row sum Su calls "bulky" learned at least as well as the
-# others at $L$ (by less than two seeds differ). Lesson 5 goes longer.
+# others at $L$ (by less than two seeds differ). [Lesson 5](05_entropy_invariance.ipynb) goes longer.
 #
 # <details><summary>Our numbers next to the sources', row by row</summary>
 #
@@ -256,7 +259,7 @@ for seed in P.seeds:
 # %% [markdown]
 # ## Takeaways
 #
-# - Su's three fixes and softmax all cure lesson 2's failure in interpolation: each beats "no fix"
+# - Su's three fixes and softmax all cure [lesson 2](02_fixed_or_dynamic_n.ipynb)'s failure in interpolation: each beats "no fix"
 #   by 9.5-28 accuracy points at $L/8$ and $L/4$.
 # - Softmax costs nothing at the training length: 1.43 against 1.46 nats for relu² with $n$ fixed.
 # - Past the training length ($2L$), the variants that divide each row by its own sum hold up best:
@@ -286,13 +289,13 @@ for seed in P.seeds:
 #    For every score $x$, $\mathrm{relu}(2x)^2 = 4\,\mathrm{relu}(x)^2$ (negative scores stay 0). So
 #    $a_{ij} = 4\,\mathrm{relu}^2(S_{ij}) / \sum_{j'} 4\,\mathrm{relu}^2(S_{ij'})$ and the 4
 #    cancels; the same holds for any multiplier $\lambda > 0$ on the logits, with $\lambda^2$. So no
-#    $\lambda$ can sharpen (or soften) this attention: Su's $\log_L n$ of lesson 5 and the length
-#    rules of lessons 7-12 have no effect on it. To sharpen it you would have to change the function
+#    $\lambda$ can sharpen (or soften) this attention: Su's $\log_L n$ of [lesson 5](05_entropy_invariance.ipynb) and the length
+#    rules of lessons [7](07_temperature.ipynb)-[12](12_distraction.ipynb) have no effect on it. To sharpen it you would have to change the function
 #    (say, a higher power) or the scores themselves.
 #
 #    </details>
 #
-# 3. Softmax needs no fix. Which property of $Z_i$ (lesson 3) does it exploit?
+# 3. Softmax needs no fix. Which property of $Z_i$ ([lesson 3](03_why_normaliser.ipynb)) does it exploit?
 #
 #    <details><summary>Answer</summary>
 #
@@ -333,3 +336,5 @@ for seed in P.seeds:
 # **Exercise:** [exercise 4](../exercises/04_three_fixes.ipynb) — implement normalised relu² and a
 # mixed-length
 # batch sampler, and check them against `minilm`.
+#
+# Next, [lesson 5](05_entropy_invariance.ipynb): extrapolation and entropy invariance.

@@ -2,7 +2,7 @@
 # # Lesson 5 — Extrapolation and entropy invariance
 #
 # **Model and length.** RoPE Transformers (d64, 2 layers, 4 heads) trained at $L = 64$, two seeds
-# each: a bidirectional masked LM and lesson 1's causal LM.
+# each: a bidirectional masked LM and [lesson 1](01_gau.ipynb)'s causal LM.
 #
 # **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
@@ -13,6 +13,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 5](../exercises/05_entropy_invariance.ipynb)
 
 # %% [markdown]
 # **The claim** (Su, 2022, after his 2021 post on entropy invariance, kexue.fm/archives/8823).
@@ -184,12 +187,12 @@ for seed in P.seeds:
 # **Next to Su's numbers.** The same ordering from $4L$ on, far smaller gains: Su +4.6 points at
 # $2L$ and +11 at $4L$; we, nothing measurable at $2L$ and +1.2 to +1.9 at $4L$-$8L$. A likely
 # reason: past $L$, RoPE turns queries and keys by angles our models never met, and no multiplier
-# fixes wrong scores (lessons 6-7 return to it).
+# fixes wrong scores (lessons [6](06_nope.ipynb)-[7](07_temperature.ipynb) return to it).
 
 # %% [markdown]
 # ## The causal case
 #
-# The factor at evaluation only, on lesson 1's *causal* Transformer (RoPE, trained at $L$):
+# The factor at evaluation only, on [lesson 1](01_gau.ipynb)'s *causal* Transformer (RoPE, trained at $L$):
 
 # %%
 causal_lengths = [L, 2 * L, 4 * L, 8 * L]
@@ -228,7 +231,7 @@ for seed in P.seeds:
 #
 # Multiply a row's scores by $\lambda > 0$. Since
 # $\mathrm{relu}(\lambda x)^2 = \lambda^2\, \mathrm{relu}(x)^2$, every term is scaled by
-# $\lambda^2$, which cancels once the row is normalised (fix 3 of lesson 4), as for any positively
+# $\lambda^2$, which cancels once the row is normalised (fix 3 of [lesson 4](04_three_fixes.ipynb)), as for any positively
 # homogeneous $f(\lambda x) = \lambda^p f(x)$. In softmax two weights with scores $a > b$ have the
 # ratio $e^{\lambda(a - b)}$, unbounded: $\lambda$ can sharpen a row as far as needed. The cell
 # multiplies one set of scores by four values of $\lambda$:
@@ -892,8 +895,8 @@ torch.set_num_threads(threads_before)
 #    The factor is $\ln n_i / \ln L$, with $n_i$ the number of keys row $i$ sees. In a
 #    bidirectional model trained at the single length $L$, every row sees $n_i = L$, so the factor
 #    is exactly 1 in every training step: the same computation as without it. For it to matter in
-#    training, $n_i$ must vary: train on several lengths (mixed-length batches, as in lesson 4), or
-#    use a causal model, where $n_i = i + 1$ varies within every sequence (lesson 8 trains such a
+#    training, $n_i$ must vary: train on several lengths (mixed-length batches, as in [lesson 4](04_three_fixes.ipynb)), or
+#    use a causal model, where $n_i = i + 1$ varies within every sequence ([lesson 8](08_one_idea.ipynb) trains such a
 #    model).
 #
 #    </details>
@@ -958,3 +961,5 @@ torch.set_num_threads(threads_before)
 # factor and
 # entropy-invariant attention, checked against `minilm`; Task 3 (optional part) codes the simplex
 # self-weight.
+#
+# Next, [lesson 6](06_nope.ipynb): a Transformer with no position encoding.

@@ -2,7 +2,7 @@
 # # Lesson 6 — A Transformer with no position encoding
 #
 # **Model and length.** Causal Transformers (d64, 4 layers, 4 heads), with RoPE or with no position
-# encoding (NoPE), trained on text at $L = 32$ for 2400 steps; seeds 0 and 1. Lessons 7, 8, 11 and
+# encoding (NoPE), trained on text at $L = 32$ for 2400 steps; seeds 0 and 1. Lessons [7](07_temperature.ipynb), [8](08_one_idea.ipynb), [11](11_retrieval.ipynb) and
 # 12 reuse them.
 #
 # **Time.** About 10 minutes to read; about 5 minutes to run on 2 CPU cores (it trains its four
@@ -14,6 +14,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 6](../exercises/06_nope.ipynb)
 
 # %% [markdown]
 # **The source.** Wang et al., "Length Generalization of Causal Transformers without Position
@@ -45,7 +48,7 @@ print(f"profile {P.name}: Transformer d{P.d_model} x {P.nope_rope_layers} layers
 # ## Two models: RoPE and NoPE
 #
 # The same causal Transformer, once with RoPE and once with nothing added for position. NoPE must
-# work out positions itself and learns more slowly, so both train longer than lesson 1's models,
+# work out positions itself and learns more slowly, so both train longer than [lesson 1](01_gau.ipynb)'s models,
 # with four layers.
 
 # %%
@@ -280,7 +283,7 @@ for seed in P.seeds:
 # the upper ones much faster (2.6-3.4 nats against 2.06). Heads that were sharp in range spread
 # their weight: the paper's *attention distraction*, in a 0.2-million-parameter model. Whether it
 # *causes* the rising loss the correlations cannot say: the loss follows $\ln(\text{position})$ as
-# closely as the entropy (0.95 and 0.96 for both). Lesson 7 sharpens attention and checks whether
+# closely as the entropy (0.95 and 0.96 for both). [Lesson 7](07_temperature.ipynb) sharpens attention and checks whether
 # the loss follows.
 #
 # <details><summary>Our numbers next to the paper's</summary>
@@ -360,7 +363,7 @@ for seed in P.seeds:
 #    falls, the spreading is at least part of the cause; if the entropy falls and the loss does not,
 #    it is a symptom. In range, raise the entropy with $\lambda < 1$: the loss should rise.
 #    Sharpening only the layers whose entropy rose fastest, against only the others, says which
-#    heads carry it. Lesson 7 does the first (the loss at 4x falls by 0.10-0.20 nats), lesson 10
+#    heads carry it. [Lesson 7](07_temperature.ipynb) does the first (the loss at 4x falls by 0.10-0.20 nats), [lesson 10](10_why_it_works.ipynb)
 #    the last, on a retrieval task.
 #
 #    </details>
@@ -373,7 +376,7 @@ for seed in P.seeds:
 #    Uniform attention gives each of the $i + 1$ keys $1/(i+1)$, so
 #    $H = -\sum_j \frac{1}{i+1} \ln\frac{1}{i+1} = \ln(i+1)$, the largest entropy a row over
 #    $i + 1$ keys can have. The trained heads sit well below that line in range (the left plot). For
-#    scale, lesson 3 found that lesson 1's causal Transformer used 3.8 effective keys at $n = 64$,
+#    scale, [lesson 3](03_why_normaliser.ipynb) found that [lesson 1](01_gau.ipynb)'s causal Transformer used 3.8 effective keys at $n = 64$,
 #    an entropy of about $\ln 3.8 \approx 1.3$ nats against $\ln 64 \approx 4.2$ for uniform
 #    attention. Far past $L$ the upper layers of NoPE close in on the line: their entropy rises
 #    2.6-3.4 nats where the line rises 2.06.
@@ -383,3 +386,5 @@ for seed in P.seeds:
 # **Exercise:** [exercise 6](../exercises/06_nope.ipynb) — write attention entropy per head and a
 # position
 # probe, and check them against `minilm`.
+#
+# Next, [lesson 7](07_temperature.ipynb): the multiplier λ, and RoPE's extensions.

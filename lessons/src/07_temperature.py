@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 7 — Temperature fixes: uniform and head-based scaling
 #
-# **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads of width $d_k = 16$;
+# **Model and length.** [Lesson 6](06_nope.ipynb)'s causal Transformers (d64, 4 layers, 4 heads of width $d_k = 16$;
 # NoPE and RoPE), trained on text at $L = 32$; seeds 0 and 1.
 #
 # **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 6's models
@@ -13,6 +13,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 7](../exercises/07_temperature.ipynb)
 
 # %% [markdown]
 # **The source** (Wang et al., 2024). $q \leftarrow q\,\lambda/\sqrt{d_k}$ multiplies the logits
@@ -225,7 +228,7 @@ plt.show()
 # **The ablations did not reproduce.** Without the clamp some head scales fell below 1 at no cost
 # in loss; started at $\lambda = 1$, training ended where it did from the best uniform value. With
 # 16 numbers and a smooth loss, Adam finds one minimum; the paper's failures are in a
-# billion-parameter model on a harder task. Lesson 10 tests both on retrieval.
+# billion-parameter model on a harder task. [Lesson 10](10_why_it_works.ipynb) tests both on retrieval.
 #
 # <details><summary>What the assert checks</summary>
 #
@@ -375,7 +378,7 @@ for seed in P.seeds:
 # ## Retrieval: lessons 9-11
 #
 # The paper scores these fixes on passkey retrieval, whose needle and question alone take about 95
-# characters, three times our $L$. Lessons 9-11 build a retrieval task that fits and score these
+# characters, three times our $L$. Lessons [9](09_fix_isolated.ipynb)-[11](11_retrieval.ipynb) build a retrieval task that fits and score these
 # fixes on it.
 
 # %% [markdown]
@@ -392,7 +395,7 @@ for seed in P.seeds:
 # The paper's head-scale recipe (its `scripts/run_hs.sh`): 200 steps of 8 sequences, learning rate
 # 0.1 or 0.05 with 10% warmup, clamp at 1, start at 1.6 for 4x (8K). Ours: the same with learning
 # rate 0.05, starting at our best uniform $\lambda$. Per position our models want a steeper slope
-# than per length (lesson 12).
+# than per length ([lesson 12](12_distraction.ipynb)).
 #
 # </details>
 
@@ -459,7 +462,7 @@ for seed in P.seeds:
 #
 #    Any two of: the paper fits $\lambda$ per *position* and we per evaluation *length* (one
 #    $\lambda$ for a whole sequence of $sL$, whose first $L$ positions want $\lambda$ near 1;
-#    lesson 12 finds 0.60 and 0.70 per position on these models); model size (about a billion
+#    [lesson 12](12_distraction.ipynb) finds 0.60 and 0.70 per position on these models); model size (about a billion
 #    parameters against 0.2 million); tokens against characters; the training length (thousands of
 #    tokens against 32); the data; and our grid of $\lambda$ in steps of 0.1.
 #
@@ -483,3 +486,5 @@ for seed in P.seeds:
 # **Exercise:** [exercise 7](../exercises/07_temperature.ipynb) — write the uniform search and the
 # head-scale
 # training loop with its clamp.
+#
+# Next, [lesson 8](08_one_idea.ipynb): one idea everywhere: logits × $(1 + c \ln s)$.

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 8 — One idea everywhere: logits × (1 + c ln s)
 #
-# **Model and length.** Lesson 6's causal NoPE Transformers (d64, 4 layers, 4 heads; text,
+# **Model and length.** [Lesson 6](06_nope.ipynb)'s causal NoPE Transformers (d64, 4 layers, 4 heads; text,
 # $L = 32$, 2400 steps), and the same trained with a learned per-head factor; seeds 0 and 1.
 #
 # **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores, with the models of the
@@ -13,6 +13,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 8](../exercises/08_one_idea.ipynb)
 
 # %% [markdown]
 # **Why the same shape.** A row's entropy grows like $\ln n$ as it spreads over more keys (lesson
@@ -134,7 +137,7 @@ for seed in P.seeds:
 # - **plain**: no factor;
 # - **Su's rule at evaluation**: `logn_base=L` on the plain model;
 # - **NoPE fit**: the paper's rule at the last position: $\lambda = 1 + 0.397 \ln s$;
-# - **best uniform**: the best $\lambda$ of a grid, per length (lesson 7);
+# - **best uniform**: the best $\lambda$ of a grid, per length ([lesson 7](07_temperature.ipynb));
 # - **head scaling**: lesson 7's, trained at $4L$;
 # - **learned $c_h \ln n$**: the model above.
 
@@ -192,7 +195,7 @@ plt.show()
 
 # %% [markdown]
 # - **The paper's slope works here per length:** one $\lambda = 1 + 0.397 \ln s$ per length is
-#   within 0.005 nats of our best $\lambda$ at 4x-8x (per position, lesson 12 finds a steeper one).
+#   within 0.005 nats of our best $\lambda$ at 4x-8x (per position, [lesson 12](12_distraction.ipynb) finds a steeper one).
 # - **Head scaling is the best of the six at its target length** $4L$.
 # - **Su's rule hurts a model trained without it** in range (by 0.04 and 0.09 nats): early rows
 #   see few keys, and $\log_L n_i < 1$ flattens them.
@@ -201,7 +204,7 @@ plt.show()
 # **The learned factor showed no gain two seeds resolve**, and stays 0.165 and 0.263 nats behind
 # a searched $\lambda$ at 4x. Its growth past $L$ is fixed at $c = 1/\ln 32 \approx 0.29$ (each
 # head learns only its level, $c_h$ 0.21 to 0.45), less than the best $\lambda$ wants (0.407,
-# lesson 7). Scalable-Softmax was made for long training contexts, not $L = 32$.
+# [lesson 7](07_temperature.ipynb)). Scalable-Softmax was made for long training contexts, not $L = 32$.
 #
 # <details><summary>What the assert checks</summary>
 #
@@ -243,7 +246,7 @@ for seed in P.seeds:
 #
 # - Every length rule in use multiplies the logits by about $1 + c \ln s$: Su's $c = 1/\ln L$,
 #   Qwen's about 0.13, YaRN's about 0.2, the NoPE fit's 0.397, Llama 4's stepped 0.1.
-# - On lesson 6's NoPE model, the NoPE rule used per length matches a searched $\lambda$, head
+# - On [lesson 6](06_nope.ipynb)'s NoPE model, the NoPE rule used per length matches a searched $\lambda$, head
 #   scaling is the best at $4L$, and Su's rule hurts a model trained without it in range.
 # - A learned per-head $c_h \ln n$ (Scalable-Softmax style) showed no difference from plain NoPE
 #   that two seeds can resolve.
@@ -257,7 +260,7 @@ for seed in P.seeds:
 #
 #    $\log_L n = \ln n/\ln L = \ln(sL)/\ln L = (\ln s + \ln L)/\ln L = 1 + \ln s/\ln L$, so
 #    $c = 1/\ln L$; for $L = 32$, $c = 1/\ln 32 \approx 0.29$. That is smaller than the NoPE fit
-#    (0.397) and lesson 7's per-length fit (0.407): Su's rule sharpens less than this NoPE model
+#    (0.397) and [lesson 7](07_temperature.ipynb)'s per-length fit (0.407): Su's rule sharpens less than this NoPE model
 #    wants for its text loss (at 8x it gives $1 + 0.29 \ln 8 \approx 1.60$, where the best
 #    $\lambda$ was 1.8-1.9). And because $c = 1/\ln L$, the longer the training length, the gentler
 #    Su's rule.
@@ -293,9 +296,9 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    A RoPE model's failure past $L$ is mostly unseen rotations, not distraction (lessons 5 and 9:
+#    A RoPE model's failure past $L$ is mostly unseen rotations, not distraction (lessons [5](05_entropy_invariance.ipynb) and [9](09_fix_isolated.ipynb):
 #    a multiplier $\lambda$ does little for RoPE), and YaRN first remaps the frequencies so that
-#    distances stay in the range the model knows. RoPE also has a distance decay (lesson 3) that
+#    distances stay in the range the model knows. RoPE also has a distance decay ([lesson 3](03_why_normaliser.ipynb)) that
 #    damps far keys, so a RoPE row's normaliser grows less with length. A NoPE row has no such
 #    decay: every added key competes like a near one, so it needs more sharpening.
 #
@@ -317,4 +320,4 @@ for seed in P.seeds:
 # a learned
 # per-head log n factor, and check them against `minilm`.
 #
-# Next, lesson 9: retrieval, where distraction is the only way to fail.
+# Next, [lesson 9](09_fix_isolated.ipynb): retrieval, where distraction is the only way to fail.

@@ -6,7 +6,7 @@
 # seeds (0-4) each.
 #
 # **Time.** About 15 minutes to read; about 5 minutes to run on 2 CPU cores with an empty cache
-# (lesson 10 reuses its models).
+# ([lesson 10](10_why_it_works.ipynb) reuses its models).
 #
 # **Which failure, which fix.** Distraction: the needle's share of a softmax row shrinks as the
 # haystack grows, here NoPE's only way to fail past $L$. The fixes multiply the logits by λ: a
@@ -15,6 +15,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 9](../exercises/09_fix_isolated.ipynb)
 
 # %% [markdown]
 # **The source.** Wang et al. (2024) test length generalization with passkey retrieval: a
@@ -22,7 +25,7 @@
 # attention spreads ever thinner and retrieval fails; a multiplier on the logits brings much of
 # it back. Their prompt is far longer than our $L$, so we shrink it, and fill it with random
 # letters: nothing to read or to mistake for the needle, so only distraction is left past $L$.
-# Lessons 11 and 12 put the task into text.
+# Lessons [11](11_retrieval.ipynb) and [12](12_distraction.ipynb) put the task into text.
 
 # %%
 import math
@@ -102,7 +105,7 @@ models = controlled_models(P, corpus)   # {(pos, seed): model}
 # wide as one from five. So where a lesson has two seeds, it asserts only what holds on each seed
 # by a wide margin.
 #
-# **The bootstrap** (lesson 12) gives an interval for one model: resample its prompts or
+# **The bootstrap** ([lesson 12](12_distraction.ipynb)) gives an interval for one model: resample its prompts or
 # sequences with replacement, recompute the statistic 1000 times, and read the 5th and 95th
 # percentiles.
 #
@@ -174,7 +177,7 @@ assert untrained_at_L < 0.05   # the control: chance is 1/900
 # For the NoPE models, at each length $n$ past $L$ ($s = n/L$), the logits times λ:
 # - **best uniform λ** (at $2L$ to $8L$): the λ of a grid (1.0 to 2.4) that retrieves best on
 #   *other* prompts (`minilm.experiments.best_uniform_for_retrieval`);
-# - **Su's $\log_L n$** (lesson 5), row $i$ times $\ln n_i / \ln L$ (`logn_base=L`): derived;
+# - **Su's $\log_L n$** ([lesson 5](05_entropy_invariance.ipynb)), row $i$ times $\ln n_i / \ln L$ (`logn_base=L`): derived;
 # - **$1 + 0.397 \ln s$**, the NoPE paper's fitted rule (Wang et al. 2024, appendix B), one λ per
 #   length;
 # - **the same rule per position**, as the paper fitted it: row $i$ times $1 + c \ln(n_i / L)$
@@ -326,7 +329,7 @@ print(f"smallest mean gain at 8L these assertions can detect ({LINE} plus the in
 # %% [markdown]
 # ## The λ that retrieves best, and the two rules
 #
-# Su's $\log_L n$ was derived from "keep each row's entropy where training left it" (lesson 5);
+# Su's $\log_L n$ was derived from "keep each row's entropy where training left it" ([lesson 5](05_entropy_invariance.ipynb));
 # the NoPE paper's rule was fitted to a billion-parameter model's text loss. How do they compare
 # with the λ the search picked?
 
@@ -341,7 +344,7 @@ for T in searched["nope"]:
 # **The best-retrieving λ grows with length**: 1.24 at $2L$, 1.44 at $4L$, 1.64 at $8L$ on the
 # mean. Su's $\log_L n$ (1.20, 1.40, 1.60) sits just below it, the NoPE rule (1.28, 1.55,
 # 1.83) above, both inside its interval: five seeds cannot tell the rules apart. Why a rule
-# derived from entropy fits is lesson 10's question.
+# derived from entropy fits is [lesson 10](10_why_it_works.ipynb)'s question.
 #
 # <details><summary>Which rule is nearer</summary>
 #
@@ -406,7 +409,7 @@ for T in (4 * L, 8 * L):
 #    only thing that changes past $L$ is that more filler keys compete for the answer rows'
 #    attention. A text filler adds, for example: (1) language the model reads and attends to in its
 #    own way, so attention can go to text, not just spread over it; (2) a second task, predicting
-#    the text, which fails past $L$ for its own reasons and shares the model's capacity. Lesson 12
+#    the text, which fails past $L$ for its own reasons and shares the model's capacity. [Lesson 12](12_distraction.ipynb)
 #    meets a model that finds the needle again and still does not retrieve: a failure of that mixed
 #    kind.
 #
@@ -485,4 +488,4 @@ for T in (4 * L, 8 * L):
 # $\lambda_i$
 # and the interval over seeds.
 #
-# Next, lesson 10: inside these models, why the fix works.
+# Next, [lesson 10](10_why_it_works.ipynb): inside these models, why the fix works.

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 10 — Why the temperature works, and what head scaling needs
 #
-# **Model and length.** Lesson 9's NoPE Transformers (d32, 4 layers, 4 heads), trained at
+# **Model and length.** [Lesson 9](09_fix_isolated.ipynb)'s NoPE Transformers (d32, 4 layers, 4 heads), trained at
 # $L = 32$ on random-letter retrieval, five seeds (0-4); head scaling trains on them at $4L$.
 #
 # **Time.** About 15 minutes to read; about 4 minutes to run on 2 CPU cores, with lesson 9's
@@ -13,6 +13,9 @@
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 10](../exercises/10_why_it_works.ipynb)
 
 # %%
 import math
@@ -123,7 +126,7 @@ for T in lengths:
 #
 # <details><summary>How we check it</summary>
 #
-# Means over seeds and 90% intervals, as lesson 9 taught
+# Means over seeds and 90% intervals, as [lesson 9](09_fix_isolated.ipynb) taught
 # ([reading a result over seeds](09_fix_isolated.ipynb#reading-a-result-over-seeds)).
 # Asserted: from $L$ to $8L$ the entropy rises by more than 1 nat (lower end; measured 2.01 [1.82,
 # 2.21]); under $\log_L n$, the control, its whole interval lies below that (0.46 [0.28, 0.65]).
@@ -166,7 +169,7 @@ assert not within(kept["lambda = 1"], 0.1)   # the control: without the rule the
 # Su derived $\log_L n$ from keeping each row's entropy where training left it. For the
 # retrieval heads, the **entropy-restoring λ** is the smallest λ of a grid that brings their
 # entropy back to within 0.1 nats of its value at $L$. Next to it: the **best-retrieving λ**
-# (lesson 9's search), Su's $\log_L n$ and the NoPE paper's $1 + 0.397 \ln s$.
+# ([lesson 9](09_fix_isolated.ipynb)'s search), Su's $\log_L n$ and the NoPE paper's $1 + 0.397 \ln s$.
 
 # %%
 lams = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4, 2.8, 3.4, 4.0]
@@ -406,7 +409,7 @@ print(paper[SEEDS[0]].temperature.detach().cpu().numpy().round(2))
 
 # %% [markdown]
 # At $4L$, where it was trained, head scaling retrieves 0.83, a little ahead of the best uniform λ
-# it starts from (0.78); at $2L$ and $8L$ the two tie. At $16L$ it keeps 0.48, where lesson 9's
+# it starts from (0.78); at $2L$ and $8L$ the two tie. At $16L$ it keeps 0.48, where [lesson 9](09_fix_isolated.ipynb)'s
 # rules, which grow with length, kept 0.63 to 0.66: a $\lambda_h$ fitted at one length stays
 # there. (The paper trains it at the length it targets.)
 #
@@ -679,4 +682,4 @@ assert not within(head_gain, 0.05)   # the control of both: head scaling against
 # **Exercise:** [exercise 10](../exercises/10_why_it_works.ipynb): the λ that holds a needle's
 # share.
 #
-# Next, lesson 11: text as the filler.
+# Next, [lesson 11](11_retrieval.ipynb): text as the filler.

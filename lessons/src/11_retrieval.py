@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 11 — Retrieval mixed into text
 #
-# **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads; NoPE and RoPE),
+# **Model and length.** [Lesson 6](06_nope.ipynb)'s causal Transformers (d64, 4 layers, 4 heads; NoPE and RoPE),
 # trained at $L = 32$ on text, then 1000 more steps on text mixed with retrieval; two seeds.
 #
 # **Time.** About 10 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of
@@ -9,11 +9,14 @@
 #
 # **Which failure, which fix.** In a haystack of text, retrieval fails by *distraction* (the
 # needle's share of a softmax row shrinks as the haystack grows) and, for RoPE, by angles past $L$
-# never trained. On one grid: the multiplier $\lambda$ for NoPE (lessons 7-10), RoPE's PI, NTK and
+# never trained. On one grid: the multiplier $\lambda$ for NoPE (lessons [7](07_temperature.ipynb)-[10](10_why_it_works.ipynb)), RoPE's PI, NTK and
 # YaRN.
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 11](../exercises/11_retrieval.ipynb)
 
 # %%
 import matplotlib.pyplot as plt
@@ -51,7 +54,7 @@ text_models = nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos,
 # ## Lesson 9's task, with text as the filler
 #
 # Wang et al. (2024) score passkey retrieval: a needle in a haystack of *text*, where other
-# failures mix with distraction. Lessons 9 and 10 used random letters, where distraction was the
+# failures mix with distraction. Lessons [9](09_fix_isolated.ipynb) and [10](10_why_it_works.ipynb) used random letters, where distraction was the
 # only way to fail.
 #
 # A window is lesson 9's, `filler + "@" + key + filler + "?" + key`, a 3-digit key in 32 input
@@ -69,7 +72,7 @@ for row, target in zip(x, y):
 # %% [markdown]
 # ## Retrieval mixed into pretraining
 #
-# Lesson 6's models never fetched anything. We continue them (2400 steps of text) for 1000 steps
+# [Lesson 6](06_nope.ipynb)'s models never fetched anything. We continue them (2400 steps of text) for 1000 steps
 # at $L$ on a mixture: three batches in four are retrieval windows, the needle at a random depth;
 # one is text (`minilm.experiments.retrieval_recipe`). Every model then answers the same 100
 # prompts per length ($L$ to $8L$) and depth (0, 1/4, 1/2, 3/4, 1), from the validation text.
@@ -122,7 +125,7 @@ for key in models:
 # %% [markdown]
 # ## Past the training length: every fix on one grid
 #
-# The fixes of lessons 7 and 8, now scored on retrieval ($\lambda$ multiplies the logits):
+# The fixes of lessons [7](07_temperature.ipynb) and [8](08_one_idea.ipynb), now scored on retrieval ($\lambda$ multiplies the logits):
 # - **NoPE** as trained ($\lambda = 1$); with the **best uniform $\lambda$** at each length; with
 #   the paper's rule **$\lambda = 1 + c \ln s$**, $c = 0.397$ (Wang et al. 2024); with **head
 #   scaling**, one $\lambda$ per layer and head, trained alone at $4L$;
@@ -239,11 +242,11 @@ plt.show()
 # - **Where the needle is lost differs** (the figure, mean of the seeds). NoPE loses needles that
 #   sit *late* in the prompt ($4L$ and $8L$); RoPE, at $4L$, needles *far* from the question (at
 #   $8L$ it keeps almost none at any depth). Our reading: RoPE's unseen inputs are long distances;
-#   NoPE's, which reads position off the causal mask (lesson 6), are late positions.
+#   NoPE's, which reads position off the causal mask ([lesson 6](06_nope.ipynb)), are late positions.
 
 # %% [markdown]
 # So in text the NoPE fixes are small, and YaRN, which keeps RoPE's angles in the trained range,
-# does far more. With two seeds these are directions, not sizes (lessons 9 and 10 used five).
+# does far more. With two seeds these are directions, not sizes (lessons [9](09_fix_isolated.ipynb) and [10](10_why_it_works.ipynb) used five).
 #
 # <details><summary>Reading the table seed by seed</summary>
 #
@@ -373,12 +376,12 @@ print("head scaling minus lambda = 1 at 8L (read, not asserted): "
 #    </details>
 #
 # 2. The best uniform $\lambda$ for retrieval (1.0 and 1.4 at $4L$) is lower than the best for text
-#    loss in lesson 7 (1.5-1.7 at $4L$). What does each objective reward?
+#    loss in [lesson 7](07_temperature.ipynb) (1.5-1.7 at $4L$). What does each objective reward?
 #
 #    <details><summary>Answer</summary>
 #
 #    Text loss at $sL$ rewards every position's next-character prediction, averaged over all of
-#    them, and late positions want sharper attention (lesson 12). Exact match rewards one thing:
+#    them, and late positions want sharper attention ([lesson 12](12_distraction.ipynb)). Exact match rewards one thing:
 #    that the argmax of three digits at the end is right. A $\lambda$ that sharpens every head helps
 #    the rows that must find the needle but can also disturb the heads and rows that read the key
 #    out, and a threshold metric only moves when an argmax flips. The models differ too: these were
@@ -421,5 +424,5 @@ print("head scaling minus lambda = 1 at 8L (read, not asserted): "
 # pass, then
 # score each digit separately.
 #
-# Next, lesson 12: why retrieval in text is lost (distraction), and how the paper's numbers are
+# Next, [lesson 12](12_distraction.ipynb): why retrieval in text is lost (distraction), and how the paper's numbers are
 # measured.

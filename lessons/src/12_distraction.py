@@ -1,8 +1,8 @@
 # %% [markdown]
 # # Lesson 12 — Why retrieval is lost, and how the paper measures its rule
 #
-# **Model and length.** Lesson 6's causal Transformers (d64, 4 layers, 4 heads), trained at
-# $L = 32$, two seeds: the NoPE ones after lesson 11's retrieval mixture; in the appendices, the
+# **Model and length.** [Lesson 6](06_nope.ipynb)'s causal Transformers (d64, 4 layers, 4 heads), trained at
+# $L = 32$, two seeds: the NoPE ones after [lesson 11](11_retrieval.ipynb)'s retrieval mixture; in the appendices, the
 # text-only ones.
 #
 # **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
@@ -10,15 +10,18 @@
 #
 # **Which failure, which fix.** *Distraction*: the needle's share of a softmax row shrinks as the
 # haystack grows. Does it explain lesson 11's lost retrieval, and does the multiplier $\lambda$
-# (lessons 7-11) undo it?
+# (lessons [7](07_temperature.ipynb)-11) undo it?
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 12](../exercises/12_distraction.ipynb)
 
 # %% [markdown]
 # **The source.** Wang et al. (2024) blame NoPE's failure past $L$ on distraction: a long row's
 # attention spreads over ever more keys; what the paper calls a temperature, our $\lambda$,
-# sharpens it again. Lesson 11's models, prompts and fixes are reused, so its numbers reappear.
+# sharpens it again. [Lesson 11](11_retrieval.ipynb)'s models, prompts and fixes are reused, so its numbers reappear.
 
 # %%
 import math
@@ -54,7 +57,7 @@ models = retrieval_models(P, corpus, positions=("nope",), progress=False)   # le
 # %% [markdown]
 # ## Lesson 11's fixes, at $8L$
 #
-# Lesson 11's exact match at $8L$, for the three NoPE settings read below.
+# [Lesson 11](11_retrieval.ipynb)'s exact match at $8L$, for the three NoPE settings read below.
 
 # %%
 lengths = [L, 2 * L, 4 * L, 8 * L]
@@ -172,7 +175,7 @@ plt.show()
 #
 # Two seeds of this messy task differ too much to size the rise of the head's entropy or
 # $\lambda$'s gain in needle mass at $8L$ (both printed below), or even to promise their
-# direction on every seed: they are read, not asserted. Lesson 10 measured the needle's share and
+# direction on every seed: they are read, not asserted. [Lesson 10](10_why_it_works.ipynb) measured the needle's share and
 # the entropy over five seeds and every retrieval head, on a task where nothing but distraction is
 # left to fail, and asserted them there.
 #
@@ -206,8 +209,8 @@ print("the head's entropy / ln n_i, from L to 8L at lambda = 1: "
 # next to the paper's".*
 #
 # The paper fits $\lambda_i = 1 + c \ln(n_i/L)$ per *position* (its appendix B): at each position
-# $i$, the uniform $\lambda$ with the lowest loss. Lesson 7 fitted $c$ per *length*. We fit both
-# on one table of lesson 6's text-only NoPE models.
+# $i$, the uniform $\lambda$ with the lowest loss. [Lesson 7](07_temperature.ipynb) fitted $c$ per *length*. We fit both
+# on one table of [lesson 6](06_nope.ipynb)'s text-only NoPE models.
 #
 # ![At 8L one rule applied two ways: per length, every row gets 1 + c ln 8; per row, row i gets 1 + c ln(n_i / L), 1 within L](figures/per_position_rule.svg)
 #
@@ -259,7 +262,7 @@ plt.show()
 # <details><summary>Seed by seed</summary>
 #
 # The per-length fits rest on the best $\lambda$ at $2L/4L/8L$: 1.2/1.7/1.9 and 1.2/1.5/1.8, as
-# lesson 7's search found. Both fits move with the seed (per position 0.704 and 0.600, per length
+# [lesson 7](07_temperature.ipynb)'s search found. Both fits move with the seed (per position 0.704 and 0.600, per length
 # 0.443 and 0.371) more than their difference does (0.26 and 0.23). The per-length $c$ is within
 # 0.05 of the paper's 0.397 on these two seeds, but the best $\lambda$ at a length can differ by
 # a grid step or two between seeds, so how close is not asserted. The paper's 0.397 is a
@@ -339,7 +342,7 @@ for label in settings:
 # <details><summary>The last L positions, and lesson 9's retrieval</summary>
 #
 # On this table the last $L$ positions, where the rules differ most, rank the five settings as
-# the loss past $L$ does. In lesson 9's retrieval the per-row rule did as well as the uniform one:
+# the loss past $L$ does. In [lesson 9](09_fix_isolated.ipynb)'s retrieval the per-row rule did as well as the uniform one:
 # the rows that decide retrieval are the last ones, where the two rules agree.
 #
 # </details>
@@ -369,7 +372,7 @@ for seed in P.seeds:
 #
 # *Optional: error bars. Nothing later depends on it; skip to "Our numbers next to the paper's".*
 #
-# Lesson 6 found every extension ratio at 1.0, the measure's floor. Here, on 256 sequences of $8L$
+# [Lesson 6](06_nope.ipynb) found every extension ratio at 1.0, the measure's floor. Here, on 256 sequences of $8L$
 # per text-only model, it and the rise of the loss over $L..2L$ above its in-range level get a
 # bootstrap interval over the sequences.
 #
@@ -462,7 +465,7 @@ for seed in P.seeds:
 #
 #    <details><summary>Answer</summary>
 #
-#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as lesson 10 did)
+#    Read the rows that write the answer: `needle_attention(..., rows="answer")` (as [lesson 10](10_why_it_works.ipynb) did)
 #    gives, per head, the needle mass of the `?` row and of the rows of the first two answer digits,
 #    at $L$ and $8L$, with and without $\lambda$; and score each digit separately (exercise 11's
 #    Going further). If the first digit is already wrong although the `?` row's head finds the
@@ -520,4 +523,4 @@ for seed in P.seeds:
 # **Exercise:** [exercise 12](../exercises/12_distraction.ipynb) — write the needle mass and the
 # per-position fit.
 #
-# Next, lesson 13: a design that removes what $\lambda$ cannot.
+# Next, [lesson 13](13_design_that_holds.ipynb): a design that removes what $\lambda$ cannot.

@@ -1,8 +1,8 @@
 # %% [markdown]
 # # Lesson 13 — The design that holds: windowed RoPE layers and global NoPE layers
 #
-# **Model and length.** Lesson 6's text Transformers (d64, 4 layers, 4 heads; two seeds) and
-# lesson 9's retrieval Transformers (d32, 4 layers, 4 heads; five seeds), trained at $L = 32$,
+# **Model and length.** [Lesson 6](06_nope.ipynb)'s text Transformers (d64, 4 layers, 4 heads; two seeds) and
+# [lesson 9](09_fix_isolated.ipynb)'s retrieval Transformers (d32, 4 layers, 4 heads; five seeds), trained at $L = 32$,
 # next to a *hybrid* of each, trained the same way: RoPE layers that see only their last 8 keys,
 # interleaved with NoPE layers that see every key.
 #
@@ -10,12 +10,15 @@
 # lessons 6 and 9 cached (it trains seven hybrids).
 #
 # **Which failure, which fix.** NoPE fails past $L$ in two ways: *distraction*, which the
-# multiplier $\lambda$ of lessons 7-12 fixes, and *counts never seen* (failure 4 of the
+# multiplier $\lambda$ of lessons [7](07_temperature.ipynb)-[12](12_distraction.ipynb) fixes, and *counts never seen* (failure 4 of the
 # [course map](README.md#the-course-in-one-picture)), which it cannot. A sliding window removes
 # the second: the design of Su's HWFA, Llama 4 and Command A.
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources) ·
+# [exercise 13](../exercises/13_design_that_holds.ipynb)
 
 # %%
 import math
@@ -45,7 +48,7 @@ print(f"profile {P.name}: L = {L}, hybrid window {P.hybrid_window}; text seeds {
 # %% [markdown]
 # ## Two ways NoPE fails
 #
-# Lessons 7 and 9 multiplied NoPE's logits by a $\lambda$ past $L$. What share of the damage does
+# Lessons [7](07_temperature.ipynb) and [9](09_fix_isolated.ipynb) multiplied NoPE's logits by a $\lambda$ past $L$. What share of the damage does
 # each fix undo? NoPE's *excess* at length $n$ is its loss at $n$ minus its loss at $L$; a fix
 # *takes back* the part of the excess it removes. Two fixes: the best uniform $\lambda$ (searched
 # on other batches) and $\log_L n$ past $L$ (row $i$'s logits times $\log_L n_i$ where $n_i > L$:
@@ -88,7 +91,7 @@ for seed in P.seeds:
 
 # %% [markdown]
 # On text the best $\lambda$ takes back 15-31% of the excess at $4L$ to $16L$ (about a fifth),
-# $\log_L n$ only 5-8%. Retrieval, on lesson 9's five NoPE models, tells another story:
+# $\log_L n$ only 5-8%. Retrieval, on [lesson 9](09_fix_isolated.ipynb)'s five NoPE models, tells another story:
 
 # %%
 controlled = controlled_models(P, corpus, positions=("nope", "rope", "hybrid"))
@@ -118,7 +121,7 @@ for T, shares in retrieval_back.items():
 # %% [markdown]
 # At $8L$, $\log_L n$ gives back about two thirds of the lost retrieval (0.69, mean of five
 # seeds; 0.65 at $16L$). A multiplier repairs *retrieval*, one key's share of a softmax row
-# (lessons 9-10), far better than *text*, where every prediction leans on the whole stack of
+# (lessons [9](09_fix_isolated.ipynb)-[10](10_why_it_works.ipynb)), far better than *text*, where every prediction leans on the whole stack of
 # layers. Something else is broken there.
 #
 # <details><summary>How the shares are computed</summary>
@@ -133,7 +136,7 @@ for T, shares in retrieval_back.items():
 # %% [markdown]
 # ## The second failure: counts never seen
 #
-# Lesson 6 found that NoPE counts positions through the causal mask: a query at position $i$
+# [Lesson 6](06_nope.ipynb) found that NoPE counts positions through the causal mask: a query at position $i$
 # averages over $i + 1$ keys. Past $L$ the counts are as new to NoPE as RoPE's angles past $L$
 # are to RoPE, and no multiplier changes a count.
 #
@@ -221,7 +224,7 @@ plt.show()
 #
 # ## On text: loss from $L$ to $16L$
 #
-# The hybrid is trained as lesson 6 trained NoPE and RoPE (2400 steps at $L$, two seeds), and
+# The hybrid is trained as [lesson 6](06_nope.ipynb) trained NoPE and RoPE (2400 steps at $L$, two seeds), and
 # compared with NoPE (with and without $\log_L n$), RoPE, and RoPE with YaRN zero-shot.
 
 # %% mystnb={"image": {"alt": "Line plot of text loss (mean of two seeds) against length over L (1 to 16, log scale) for NoPE, NoPE with log_L n, RoPE, RoPE with YaRN, the hybrid and the hybrid with log_L n. NoPE and RoPE rise steeply past L; log_L n barely lowers NoPE's curve, YaRN lowers RoPE's; both hybrids stay flat, level with RoPE in range."}}
@@ -274,7 +277,7 @@ for s in P.seeds:
 # %% [markdown]
 # ## On retrieval: exact match from $L$ to $16L$
 #
-# The same layout, trained on lesson 9's task with its recipe (1000 steps, five seeds). Every
+# The same layout, trained on [lesson 9](09_fix_isolated.ipynb)'s task with its recipe (1000 steps, five seeds). Every
 # seed must first learn the task in range, or an average would hide which seeds did.
 
 # %% mystnb={"image": {"alt": "Exact match against length over L (1 to 16, log scale) for the same six models on the retrieval task, mean of five seeds with 90% intervals. All retrieve in range; plain NoPE and RoPE fall to near zero past L, log_L n and YaRN keep part of it; both hybrids stay near the top out to 16L."}}
@@ -305,7 +308,7 @@ plt.show()
 # %% [markdown]
 # Every hybrid seed learns the task, and keeps it: at $16L$ it reads the key back 0.94 of the
 # time, 0.98 with $\log_L n$ on its NoPE layers, where NoPE keeps 0.01 (0.64 with $\log_L n$),
-# RoPE 0.01 and RoPE with YaRN 0.55. (Plain NoPE and RoPE are lesson 9's models, with lesson 9's
+# RoPE 0.01 and RoPE with YaRN 0.55. (Plain NoPE and RoPE are [lesson 9](09_fix_isolated.ipynb)'s models, with lesson 9's
 # numbers.)
 #
 # <details><summary>What is asserted, and what would fail it</summary>
@@ -350,7 +353,7 @@ assert hybrid_16[1] > 0.8 and lead[16 * L][1] > 0.5
 #    <details><summary>Answer</summary>
 #
 #    Retrieval fails through one quantity, the needle's share of one softmax row, which a larger
-#    $\lambda$ restores (lesson 10). Text prediction uses every layer's state at every position, and
+#    $\lambda$ restores ([lesson 10](10_why_it_works.ipynb)). Text prediction uses every layer's state at every position, and
 #    past $L$ those states are new to the layers that read them (the drift of this lesson's probe):
 #    no multiplier on the logits brings them back into range.
 #
@@ -383,5 +386,5 @@ assert hybrid_16[1] > 0.8 and lead[16 * L][1] > 0.5
 # scratch, and how
 # far back a stack of windows reaches, checked against `minilm`.
 #
-# Next, lesson 14: how large a window may be, and the answer to the course's question in one
+# Next, [lesson 14](14_the_answer.ipynb): how large a window may be, and the answer to the course's question in one
 # place.

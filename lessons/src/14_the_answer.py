@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Lesson 14 — The answer: why attention fails past its training length, and what fixes it
 #
-# **Model and length.** The numbers are lessons 1-13's stored runs, each naming its lesson, and
+# **Model and length.** The numbers are lessons [1](01_gau.ipynb)-[13](13_design_that_holds.ipynb)'s stored runs, each naming its lesson, and
 # one last sweep of lesson 13's retrieval hybrids (d32, 4 layers, 4 heads, $L = 32$, two seeds).
-# $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons 6-14.
+# $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons [6](06_nope.ipynb)-14.
 #
 # **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with lesson 13's
 # models cached.
@@ -13,6 +13,8 @@
 #
 # *Numbers in the text are the stored runs'; yours will differ a little
 # ([how the course checks itself](checking.md)).*
+#
+# [Notation](README.md#notation) · [sources](README.md#sources)
 
 # %% [markdown]
 # ## The answer in one paragraph
@@ -37,7 +39,7 @@
 #
 # With $\lambda = 1$ the share falls like $1/n$. With $\lambda = \log_L n$ (Su) or
 # $1 + 0.397 \ln(n/L)$ (the NoPE fit), $e^{\lambda S}$ grows like a power of $n$ and keeps pace.
-# $S$ gives the needle 0.6 of the row at $L = 32$, as lesson 10's retrieval heads did.
+# $S$ gives the needle 0.6 of the row at $L = 32$, as [lesson 10](10_why_it_works.ipynb)'s retrieval heads did.
 
 # %% mystnb={"image": {"alt": "Line plot of the needle's share of one softmax row against length over L (1 to 16, log scale), one logit S among n: with lambda = 1 the share falls steadily; with Su's log_L n it stays about level; with the NoPE fit 1 + c ln(n/L), which sharpens more, it rises."}}
 import math
@@ -72,7 +74,7 @@ for name, values in share.items():
 # %% [markdown]
 # At $8L$ the needle keeps 0.15 of the row with $\lambda = 1$, against 0.60 at $L$; Su's rule
 # keeps 0.65 and the NoPE fit, which sharpens more, 0.81: the third fix's mechanism, which
-# lesson 10 found in trained models.
+# [lesson 10](10_why_it_works.ipynb) found in trained models.
 
 # %%
 # The algebra above, checked (no model, no randomness): the share at 8L falls below half its value
@@ -86,24 +88,24 @@ for name in list(rules)[1:]:
 #
 # | failure | its fix | what the fix bought here |
 # |---|---|---|
-# | (1) a divisor that grows: relu²$/n$ | $n$ fixed, or each row divided by its own sum | every fix 9.5-28 accuracy points above none at $L/8$-$L/4$ (lesson 4) |
-# | (2) RoPE's angles never trained | YaRN or NTK zero-shot; PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.958 nats, plain RoPE 2.863 (lesson 7) |
-# | (3) distraction | logits times $\lambda \approx 1 + c \ln s$ | retrieval at $8L$ from 0.15 to 0.68-0.71 with any rule (lesson 9) |
-# | (4) counts never seen | windowed RoPE layers, global NoPE layers between them | text loss 1.319 at $L$, 1.334 at $16L$; retrieval 0.94 at $16L$ (lesson 13) |
+# | (1) a divisor that grows: relu²$/n$ | $n$ fixed, or each row divided by its own sum | every fix 9.5-28 accuracy points above none at $L/8$-$L/4$ ([lesson 4](04_three_fixes.ipynb)) |
+# | (2) RoPE's angles never trained | YaRN or NTK zero-shot; PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.958 nats, plain RoPE 2.863 ([lesson 7](07_temperature.ipynb)) |
+# | (3) distraction | logits times $\lambda \approx 1 + c \ln s$ | retrieval at $8L$ from 0.15 to 0.68-0.71 with any rule ([lesson 9](09_fix_isolated.ipynb)) |
+# | (4) counts never seen | windowed RoPE layers, global NoPE layers between them | text loss 1.319 at $L$, 1.334 at $16L$; retrieval 0.94 at $16L$ ([lesson 13](13_design_that_holds.ipynb)) |
 #
 # <details><summary>Each failure measured, and each fix, in more numbers</summary>
 #
 # | failure | where it shows | measured here (stored runs) |
 # |---|---|---|
-# | **a normaliser tied to the length**: $\mathrm{relu}^2(S)/n$ with $n$ = the length | moving a relu² GAU to another length | causal GAU at $L/8$: 2.97 and 2.70 nats with $n$ = length, 1.67 with $n$ fixed (lesson 2); masked LM at $L/4$: 42.0 and 47.0% accuracy against 57.9 and 57.8% (lesson 2); why: the true normaliser grows with an exponent of 0.05-0.17, not 1, because a trained query reads a handful of keys, 3-12 of 128 (lesson 3) |
-# | **RoPE angles never seen in training** | RoPE past $L$ | the loss over $L..2L$ rises 1.48-1.62 nats above its in-range level (NoPE: 0.28-0.35; lesson 6); retrieval 0.99 in range, 0.26 at $2L$, 0.06 at $4L$ (lesson 9) |
-# | **distraction**: more keys share the softmax, the needle's share falls | NoPE past $L$ | entropy rises faster than uniform attention's (2.40-2.47 against 2.06 nats; lesson 6); retrieval 0.96 in range, 0.80 / 0.48 / 0.15 at $2L$ / $4L$ / $8L$ (lesson 9); the retrieval heads' entropy 1.80 nats at $L$, 3.81 at $8L$, their needle share 0.60 to 0.37 (lesson 10) |
+# | **a normaliser tied to the length**: $\mathrm{relu}^2(S)/n$ with $n$ = the length | moving a relu² GAU to another length | causal GAU at $L/8$: 2.97 and 2.70 nats with $n$ = length, 1.67 with $n$ fixed ([lesson 2](02_fixed_or_dynamic_n.ipynb)); masked LM at $L/4$: 42.0 and 47.0% accuracy against 57.9 and 57.8% (lesson 2); why: the true normaliser grows with an exponent of 0.05-0.17, not 1, because a trained query reads a handful of keys, 3-12 of 128 ([lesson 3](03_why_normaliser.ipynb)) |
+# | **RoPE angles never seen in training** | RoPE past $L$ | the loss over $L..2L$ rises 1.48-1.62 nats above its in-range level (NoPE: 0.28-0.35; [lesson 6](06_nope.ipynb)); retrieval 0.99 in range, 0.26 at $2L$, 0.06 at $4L$ (lesson 9) |
+# | **distraction**: more keys share the softmax, the needle's share falls | NoPE past $L$ | entropy rises faster than uniform attention's (2.40-2.47 against 2.06 nats; lesson 6); retrieval 0.96 in range, 0.80 / 0.48 / 0.15 at $2L$ / $4L$ / $8L$ (lesson 9); the retrieval heads' entropy 1.80 nats at $L$, 3.81 at $8L$, their needle share 0.60 to 0.37 ([lesson 10](10_why_it_works.ipynb)) |
 # | **counts never seen**: NoPE counts positions through the causal mask, and past $L$ its layers build states from counts training never made | NoPE past $L$ | at $8L$-$16L$ one of its layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1); on text the best $\lambda$ takes back only 15-31% of the excess loss, where $\log_L n$ takes back 0.69 of lost retrieval at $8L$ (lesson 13) |
 #
 # | failure | the fix | what it bought here |
 # |---|---|---|
 # | normaliser tied to $n$ | keep $n$ fixed (Su); or divide each row by its own sum, as softmax does | every fix 9.5-28 accuracy points above "no fix" at $L/8$-$L/4$; past $L$ ($2L$) the row-sum variants hold best: softmax 59.7 and 55.0%, relu²/row sum 56.1 and 48.6%, $n$ fixed 45.3 and 43.4% (lesson 4) |
-# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.958 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.90 against 0.28 (lesson 11); $\lambda$ alone gains RoPE nothing five seeds resolve (0.00 at $8L$; lesson 9) |
+# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.958 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.90 against 0.28 ([lesson 11](11_retrieval.ipynb)); $\lambda$ alone gains RoPE nothing five seeds resolve (0.00 at $8L$; lesson 9) |
 # | distraction | multiply the logits by $\lambda \approx 1 + c \ln s$: Su's $\log_L n$, the NoPE fit $c = 0.397$, a searched $\lambda$, or one trained $\lambda_h$ per head | retrieval at $8L$ from 0.15 to 0.68-0.71 with any rule, no training (lesson 9); text loss at 4x-8x lower by 0.10-0.34 nats (lesson 7); head scaling a little ahead where it was trained (0.83 against 0.78 at $4L$, not resolved by five seeds; lesson 10) |
 # | counts never seen | a sliding window of $w \le L$ keys on the RoPE layers, global NoPE layers between them (Su's HWFA; Llama 4; Command A), $\log_L n$ on the global layers for their distraction | text loss 1.319 nats at $L$, 1.334 at $16L$ (NoPE 3.188, RoPE 4.297); retrieval at $16L$ 0.94, 0.98 with $\log_L n$, NoPE with $\log_L n$ 0.64 (lesson 13) |
 #
@@ -111,7 +113,7 @@ for name in list(rules)[1:]:
 #
 # ## One idea in production: logits × (1 + c ln s)
 #
-# Every length rule in use multiplies the logits by about $1 + c \ln s$ (lesson 8): Llama 4 on
+# Every length rule in use multiplies the logits by about $1 + c \ln s$ ([lesson 8](08_one_idea.ipynb)): Llama 4 on
 # its NoPE layers, Qwen on every layer past its trained length, YaRN with RoPE's angles rescaled.
 #
 # <details><summary>The rules, their sources and their slopes c</summary>
@@ -169,7 +171,7 @@ for name, setting in variants.items():
 # back, past $L$: states training never made. Su's rule for HWFA: keep the windows' total reach,
 # $(w - 1)$ times their number, below about $3/4$ of $L$. HWFA's exact shape learned the task on
 # one seed of two (seed 1: 0.46 in range): one global layer must find the needle alone. With
-# two, every seed of lesson 13 learned it in 1000 steps.
+# two, every seed of [lesson 13](13_design_that_holds.ipynb) learned it in 1000 steps.
 #
 # ## If you have a model to extend
 #
@@ -178,9 +180,9 @@ for name, setting in variants.items():
 #
 # | your model | no training budget | a small budget at the target length |
 # |---|---|---|
-# | relu² divided by a fixed $n$ (GAU) | keep $n$ fixed (lessons 2-4) | fine-tune, $n$ still fixed |
-# | softmax, RoPE | YaRN or NTK zero-shot (lessons 7, 11); $\lambda$ alone does not help (lesson 9) | fine-tune with PI or YaRN (lessons 7, 11) |
-# | softmax, NoPE | $\lambda = 1 + c \ln s$, $c \approx 0.4$, or $\log_L n$ (lessons 7-10) | head scaling from the searched $\lambda$, clamped at 1 (lessons 7, 10) |
+# | relu² divided by a fixed $n$ (GAU) | keep $n$ fixed (lessons [2](02_fixed_or_dynamic_n.ipynb)-[4](04_three_fixes.ipynb)) | fine-tune, $n$ still fixed |
+# | softmax, RoPE | YaRN or NTK zero-shot (lessons [7](07_temperature.ipynb), [11](11_retrieval.ipynb)); $\lambda$ alone does not help ([lesson 9](09_fix_isolated.ipynb)) | fine-tune with PI or YaRN (lessons 7, 11) |
+# | softmax, NoPE | $\lambda = 1 + c \ln s$, $c \approx 0.4$, or $\log_L n$ (lessons 7-[10](10_why_it_works.ipynb)) | head scaling from the searched $\lambda$, clamped at 1 (lessons 7, 10) |
 # | still to be pretrained | the hybrid: windowed RoPE layers ($w$ well below $L$), global NoPE layers with $\log_L n$ (lesson 13) | |
 #
 # ## The replication scoreboard
@@ -196,11 +198,11 @@ for name, setting in variants.items():
 # - **Keeping $n$ fixed after fine-tuning** (Su, 2022): clear zero-shot and after 50 steps, a tie
 #   within 0.01 nats after 300 (lesson 2): a tiny model re-learns its scale quickly.
 # - **Entropy invariance's gain** (Su, 2021: +4.6 to +11 points): +1.2 to +1.9 points at $4L$-$8L$
-#   in our masked LM, none at $2L$ (lesson 5); it holds the entropy much better than it buys
+#   in our masked LM, none at $2L$ ([lesson 5](05_entropy_invariance.ipynb)); it holds the entropy much better than it buys
 #   accuracy.
 # - **NoPE extends further than RoPE by the extension ratio** (Wang et al.: +20% against +10%): the
 #   ratio is 1.0 for every model here, the floor of the measure; what separates them is how fast
-#   the loss rises just past $L$ (lessons 6, 12).
+#   the loss rises just past $L$ (lessons [6](06_nope.ipynb), [12](12_distraction.ipynb)).
 # - **Head scaling's clamp and start** (Wang et al., Table 4: 81 against 53 and 26): the start
 #   mattered only at a 10-step budget, where five seeds only just resolve it, the clamp hardly at
 #   all (lesson 10); in text loss neither (lesson 7).
@@ -289,7 +291,7 @@ for name, setting in variants.items():
 #    None by size alone: each is about inputs the model never saw (a divisor $n$ other than its
 #    own, angles past $L$, rows with more keys than any training row, counts past $L$). What helps
 #    is training that shows them (mixed lengths, lesson 4; longer sequences; a $\lambda$ rule
-#    trained in, Scalable-Softmax, lesson 8), or a design that never meets them (windows, lesson
+#    trained in, Scalable-Softmax, [lesson 8](08_one_idea.ipynb)), or a design that never meets them (windows, lesson
 #    13). Size can change how large each failure is.
 #
 #    </details>
