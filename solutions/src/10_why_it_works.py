@@ -80,6 +80,6 @@ check_lambda_holding_share(lambda_holding_share)
 #   $H = -m \ln\frac{m}{\nu} - (1 - m)\ln\frac{1-m}{n-\nu}$, which grows only through
 #   $(1 - m)\ln(n - \nu)$. With $m = 0.6$, $\nu = 4$, $L = 32$: $H = 2.84$ nats at $n = L$ and 3.72 at
 #   $n = 8L$, a rise of $(1 - m)\ln\frac{252}{28} = 0.4 \ln 9 \approx 0.88$ nats. (Lesson 10's
-#   retrieval heads rose 0.50 under $\log_L n$: their filler weight is not spread evenly.)
+#   retrieval heads rose 0.48 under $\log_L n$: their filler weight is not spread evenly.)
 #
 #   </details>
