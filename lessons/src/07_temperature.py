@@ -138,19 +138,20 @@ plt.show()
 #
 # <details><summary>What the assert checks</summary>
 #
-# On every seed: the best $\lambda$ never falls as $s$ grows and is at least 0.3 higher at 8x than
-# at 2x (0.7, 0.6); it lowers the loss at 4x and 8x by over 0.03 nats (0.10-0.34); $c$ is within
-# 0.15 of 0.397 (0.407). Control: $\lambda = 1$ at every length, which fails all three.
+# On every seed: the best $\lambda$ never falls as $s$ grows and is higher at 8x than at 2x (by
+# 0.7, 0.6; 0.4-0.6 on other seeds and kernels); it lowers the loss at 4x and 8x by over 0.03 nats
+# (0.10-0.34); $c$ is within a factor of 2 of 0.397 (0.407; 0.31-0.33 on other seeds and kernels).
+# Control: $\lambda = 1$ at every length, which fails all three.
 #
 # </details>
 
 # %%
 for seed in P.seeds:
     assert best[seed, 2] <= best[seed, 4] <= best[seed, 8], seed
-    assert best[seed, 8] >= best[seed, 2] + 0.3, seed
+    assert best[seed, 8] > best[seed, 2], seed   # at least one step of the 0.1 grid
     for s in (4, 8):
         assert scored[seed, s, best[seed, s]] < scored[seed, s, 1.0] - 0.03, (seed, s)
-assert abs(c - NOPE_FIT_C) < 0.15, c
+assert NOPE_FIT_C / 2 < c < 2 * NOPE_FIT_C, c   # the paper's slope, within a factor of 2
 
 # %% [markdown]
 # ## Head-based scaling
@@ -334,11 +335,11 @@ for label in methods:
 
 # %% [markdown]
 # Reading the table (loss in nats; lower is better):
-# - **Zero-shot:** YaRN is the best at every length past $L$ (1.958 at 4x, plain RoPE 2.863).
+# - **Zero-shot:** YaRN is the best at every length past $L$ (1.959 at 4x, plain RoPE 2.863).
 #   PI is worse even than plain RoPE: slowing *every* rotation blurs the fast ones that tell
 #   neighbouring characters apart, and a char-level model lives on those.
 # - **Fine-tuned:** YaRN is far ahead at 4x (1.237; head scaling 1.857) and close to plain RoPE in
-#   range (1.334 against 1.318). PI is the best at 8x (2.142) but far *worse in range* (1.799).
+#   range (1.334 against 1.318). PI is the best at 8x (2.141) but far *worse in range* (1.799).
 # - **NoPE:** head scaling, with 16 numbers, beats every zero-shot RoPE method at 8x, is close to
 #   zero-shot YaRN at 4x and behind it at 2x, and is behind fine-tuned RoPE: **the paper's
 #   "competitive" with fine-tuned PI and YaRN did not reproduce** at this size.
@@ -356,7 +357,7 @@ for label in methods:
 #
 # At 4x head scaling is ahead of zero-shot YaRN by 0.13 and 0.07 nats here, too close to assert
 # ([how the course checks itself](checking.md)). Zero-shot YaRN is ahead of both NoPE fixes at 2x
-# (1.463 against 1.623 and 1.637), and on seed 1 at 4x slightly ahead of uniform $\lambda$ (1.936
+# (1.463 against 1.623 and 1.637), and on seed 1 at 4x slightly ahead of uniform $\lambda$ (1.937
 # against 1.940). Fine-tuned YaRN is the best method at 2x (1.336); fine-tuned PI, run with $s = 4$
 # at every length, slows the fast pair that YaRN keeps: 0.48 nats above plain RoPE in range.
 #

@@ -89,7 +89,7 @@ for name in list(rules)[1:]:
 # | failure | its fix | what the fix bought here |
 # |---|---|---|
 # | (1) a divisor that grows: relu²$/n$ | $n$ fixed, or each row divided by its own sum | every fix 9.5-28 accuracy points above none at $L/8$-$L/4$ ([lesson 4](04_three_fixes.ipynb)) |
-# | (2) RoPE's angles never trained | YaRN or NTK zero-shot; PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.958 nats, plain RoPE 2.863 ([lesson 7](07_temperature.ipynb)) |
+# | (2) RoPE's angles never trained | YaRN or NTK zero-shot; PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.959 nats, plain RoPE 2.863 ([lesson 7](07_temperature.ipynb)) |
 # | (3) distraction | logits times $\lambda \approx 1 + c \ln s$ | retrieval at $8L$ from 0.15 to 0.68-0.71 with any rule ([lesson 9](09_fix_isolated.ipynb)) |
 # | (4) counts never seen | windowed RoPE layers, global NoPE layers between them | text loss 1.319 at $L$, 1.334 at $16L$; retrieval 0.94 at $16L$ ([lesson 13](13_design_that_holds.ipynb)) |
 #
@@ -105,7 +105,7 @@ for name in list(rules)[1:]:
 # | failure | the fix | what it bought here |
 # |---|---|---|
 # | normaliser tied to $n$ | keep $n$ fixed (Su); or divide each row by its own sum, as softmax does | every fix 9.5-28 accuracy points above "no fix" at $L/8$-$L/4$; past $L$ ($2L$) the row-sum variants hold best: softmax 59.7 and 55.0%, relu²/row sum 56.1 and 48.6%, $n$ fixed 45.3 and 43.4% (lesson 4) |
-# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.958 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.90 against 0.28 ([lesson 11](11_retrieval.ipynb)); $\lambda$ alone gains RoPE nothing five seeds resolve (0.00 at $8L$; lesson 9) |
+# | RoPE's unseen angles | keep the angles in range: YaRN or NTK-aware scaling zero-shot, PI or YaRN fine-tuned | text loss at 4x: YaRN zero-shot 1.959 against plain RoPE's 2.863; fine-tuned YaRN 1.237 (lesson 7); retrieval in text at $4L$: YaRN zero-shot 0.90 against 0.28 ([lesson 11](11_retrieval.ipynb)); $\lambda$ alone gains RoPE nothing five seeds resolve (0.00 at $8L$; lesson 9) |
 # | distraction | multiply the logits by $\lambda \approx 1 + c \ln s$: Su's $\log_L n$, the NoPE fit $c = 0.397$, a searched $\lambda$, or one trained $\lambda_h$ per head | retrieval at $8L$ from 0.15 to 0.68-0.71 with any rule, no training (lesson 9); text loss at 4x-8x lower by 0.10-0.34 nats (lesson 7); head scaling a little ahead where it was trained (0.86 against 0.80 at $4L$, not resolved by five seeds; lesson 10) |
 # | counts never seen | a sliding window of $w \le L$ keys on the RoPE layers, global NoPE layers between them (Su's HWFA; Llama 4; Command A), $\log_L n$ on the global layers for their distraction | text loss 1.319 nats at $L$, 1.334 at $16L$ (NoPE 3.188, RoPE 4.297); retrieval at $16L$ 0.94, 0.98 with $\log_L n$, NoPE with $\log_L n$ 0.64 (lesson 13) |
 #
