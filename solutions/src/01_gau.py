@@ -62,7 +62,8 @@ def rope(x):
     theta = 10000.0 ** (-torch.arange(0, dim, 2) / dim)
     angle = torch.arange(T)[:, None] * theta
     x1, x2 = x[..., 0::2], x[..., 1::2]
-    rotated = torch.stack((x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()), dim=-1)
+    rotated = torch.stack((x1 * angle.cos() - x2 * angle.sin(),
+                           x1 * angle.sin() + x2 * angle.cos()), dim=-1)
     return rotated.flatten(-2)
     ### END SOLUTION
 

@@ -23,7 +23,8 @@ from minilm.checks import check_prefix_gap, check_row_divisor
 def row_divisor(T, n, causal):
     ### BEGIN SOLUTION
     if n == "row":
-        visible = torch.arange(1, T + 1, dtype=torch.float) if causal else torch.full((T,), float(T))
+        visible = (torch.arange(1, T + 1, dtype=torch.float) if causal
+                   else torch.full((T,), float(T)))
         return visible.view(T, 1)
     return torch.full((T, 1), float(T if n == "length" else n))
     ### END SOLUTION

@@ -12,7 +12,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from minilm.checks import check_entropy_invariant_attention, check_logn_factor, check_simplex_self_weight
+from minilm.checks import (check_entropy_invariant_attention, check_logn_factor,
+                           check_simplex_self_weight)
 
 # %% [markdown]
 # ## Task 1: the factor of every row

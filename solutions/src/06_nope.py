@@ -24,7 +24,8 @@ def position_probe_r2(hidden, n_train):
     N, T, d = hidden.shape
     features = torch.cat([hidden, torch.ones(N, T, 1)], dim=-1)
     position = torch.arange(T, dtype=torch.float).expand(N, T)
-    w = torch.linalg.lstsq(features[:n_train].reshape(-1, d + 1), position[:n_train].reshape(-1, 1)).solution
+    w = torch.linalg.lstsq(features[:n_train].reshape(-1, d + 1),
+                           position[:n_train].reshape(-1, 1)).solution
     predicted = features[n_train:].reshape(-1, d + 1) @ w
     truth = position[n_train:].reshape(-1, 1)
     return 1 - ((predicted - truth) ** 2).sum().item() / ((truth - truth.mean()) ** 2).sum().item()
