@@ -52,7 +52,7 @@ def test_a_lesson_opens_with_its_model_time_and_failure(source):
 @pytest.mark.parametrize("source", LESSONS, ids=[s.stem for s in LESSONS])
 def test_a_lesson_opens_with_links_on_and_links_the_lessons_it_cites(source):
     """The first cell links to the notation, the sources and the lesson's exercise (where it has
-    one); a mention of another lesson ("lesson 3", "lessons 6-7") is a link in at least one place."""
+    one); every other lesson named as "lesson N" outside folded blocks is linked somewhere."""
     cells = markdown_cells(source)
     wanted = ["(README.md#notation)", "(README.md#sources)"]
     if (ROOT / "exercises" / f"{source.stem}.ipynb").exists():
@@ -65,5 +65,8 @@ def test_a_lesson_opens_with_links_on_and_links_the_lessons_it_cites(source):
     linked = {int(n) for n in re.findall(r"\]\((\d\d)_\w+\.ipynb", text)}
     unlinked = sorted(n for n in cited - linked if n <= len(LESSONS))
     assert not unlinked, f"{source.stem}: lessons {unlinked} are cited but never linked"
+
+
+def test_the_lessons_readme_holds_the_pages_the_lessons_link():
     sections = re.findall(r"^## (\w+)", (ROOT / "lessons" / "README.md").read_text(), re.M)
     assert "Notation" in sections and "Sources" in sections, sections
