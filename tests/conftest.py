@@ -22,3 +22,13 @@ def raises_naming():
         for word in words:
             assert word in str(info.value), (word, str(info.value))
     return check
+
+
+@pytest.fixture
+def on_the_cpu():
+    """Skip a test of training side by side where pick_device() is not the CPU: there
+    pretrained_many's worker processes train the models; a GPU or Apple's MPS trains them one
+    after another in the caller."""
+    from minilm.training import pick_device
+    if pick_device().type != "cpu":
+        pytest.skip(f"models train side by side only on the CPU; this machine trains on {pick_device()}")

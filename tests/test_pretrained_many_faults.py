@@ -77,7 +77,7 @@ if __name__ == "__main__":
 
 @pytest.mark.skipif(minilm.cache.cpu_cores() < 2, reason="worker processes need two cores")
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds zombies in /proc (Linux)")
-def test_a_failed_or_interrupted_pretrained_many_keeps_what_finished_and_leaves_nothing_behind(tmp_path):
+def test_a_failed_or_interrupted_pretrained_many_keeps_what_finished_and_leaves_nothing_behind(tmp_path, on_the_cpu):
     script = tmp_path / "many.py"
     script.write_text(SCRIPT)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=ROOT,
@@ -138,7 +138,7 @@ if __name__ == "__main__":
 '''
 
 
-def test_a_full_disk_while_training_side_by_side_returns_every_model_with_a_warning(tmp_path):
+def test_a_full_disk_while_training_side_by_side_returns_every_model_with_a_warning(tmp_path, on_the_cpu):
     script = tmp_path / "full.py"
     script.write_text(FULL_DISK)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=ROOT,

@@ -14,7 +14,8 @@ from minilm import Config, Recipe, default_corpus, evaluate, generate, pretraine
 from minilm.cache import cache_key, cache_path
 from minilm.training import lr_at
 
-BIGRAM_NATS = minilm.measure.ngram_baselines(default_corpus())["bigram"]  # what a model must beat
+BASELINES = minilm.measure.ngram_baselines(default_corpus())
+BIGRAM_NATS = BASELINES["bigram"]  # what a model must beat
 
 
 @pytest.fixture(autouse=True)
@@ -42,11 +43,15 @@ def test_short_cpu_training_of_a_tiny_gau_beats_the_bigram_baseline():
 
 
 def test_masked_lm_training_learns():
+    # Beats what ignores the context: the unigram loss (3.25 nats) and the share of the commonest
+    # symbol (a space, 0.18). 300 steps: 2.45-2.58 nats, accuracy 0.36-0.39 over seeds 0-4 here.
+    # (150 steps and a bound of 3.0 nats failed on seed 3 here and on a GPU: 3.01 and 3.25.)
     config = gau(causal=False, n=32)
-    model, history = pretrained(config, Recipe(task="mlm", steps=150, length=32, batch_size=32),
+    model, history = pretrained(config, Recipe(task="mlm", steps=300, length=32, batch_size=32),
                                 use_cache=False, progress=False)
-    result = evaluate(model, default_corpus(), task="mlm", length=32)
-    assert result["loss"] < 3.0 and result["accuracy"] > 0.25, result
+    result = evaluate(model, default_corpus(), task="mlm", length=32, n_batches=16)
+    commonest = default_corpus().train.bincount().max().item() / len(default_corpus().train)
+    assert result["loss"] < BASELINES["unigram"] - 0.2 and result["accuracy"] > commonest + 0.05, result
 
 
 def test_cache_hit_loads_the_same_weights_without_training(monkeypatch):
@@ -224,7 +229,7 @@ def test_the_code_fingerprint_ignores_comments_and_docstrings_but_not_code():
 
 
 @pytest.mark.skipif(minilm.cache.cpu_cores() < 2, reason="side by side needs two cores")
-def test_pretrained_many_trains_side_by_side_exactly_what_pretrained_trains_one_by_one(capsys):
+def test_pretrained_many_trains_side_by_side_exactly_what_pretrained_trains_one_by_one(capsys, on_the_cpu):
     # Three models (one fine-tuned from another's weights) train in worker processes on one
     # thread each; pretrained() on one thread gives the same weights, bit for bit.
     base = pretrained(gau(), TINY, use_cache=False, progress=False)[0]
@@ -250,7 +255,7 @@ def test_pretrained_many_raises_a_workers_error_in_the_caller():
 
 
 @pytest.mark.skipif(minilm.cache.cpu_cores() < 2, reason="worker processes need two cores")
-def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
+def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path, on_the_cpu):
     # Each worker imports the script, which calls pretrained_many again and dies before training:
     # the caller must say so, and how to mend it, instead of waiting forever (it did: the corpus,
     # passed as a process argument, was written to a worker that had died).
