@@ -308,8 +308,8 @@ plt.show()
 # %% [markdown]
 # Every hybrid seed learns the task, and keeps it: at $16L$ it reads the key back 0.94 of the
 # time, 0.98 with $\log_L n$ on its NoPE layers, where NoPE keeps 0.01 (0.64 with $\log_L n$),
-# RoPE 0.01 and RoPE with YaRN 0.55. (Plain NoPE and RoPE are [lesson 9](09_fix_isolated.ipynb)'s models, with lesson 9's
-# numbers.)
+# RoPE 0.01 and RoPE with YaRN 0.55. (Plain NoPE and RoPE are [lesson 9](09_fix_isolated.ipynb)'s models; lesson 9
+# was last built on another machine, so its numbers differ a little.)
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #

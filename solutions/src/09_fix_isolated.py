@@ -70,10 +70,10 @@ check_seed_interval(seed_interval)
 #
 #   <details><summary>Answer</summary>
 #
-#   The seeds, by far. At $8L$ with the best uniform $\lambda$ the five seeds give 0.68, 0.81, 0.83,
-#   0.80 and 0.34 in lesson 9's stored run: a standard deviation of about 0.21, where 100 prompts
-#   at 0.69 have a binomial standard error of $\sqrt{0.69 \cdot 0.31/100} \approx 0.046$. At
-#   $\lambda = 1$ (0.09, 0.05, 0.33, 0.17, 0.06) it is about 0.12 against 0.035. The seed-to-seed spread even contains the prompt
+#   The seeds, by far. At $8L$ with the best uniform $\lambda$ the five seeds give 0.61, 0.83, 0.88,
+#   0.79 and 0.39 in lesson 9's stored run: a standard deviation of about 0.20, where 100 prompts
+#   at 0.70 have a binomial standard error of $\sqrt{0.70 \cdot 0.30/100} \approx 0.046$. At
+#   $\lambda = 1$ (0.10, 0.05, 0.24, 0.17, 0.08) it is about 0.08 against 0.033. The seed-to-seed spread even contains the prompt
 #   noise (each seed's value has it), and most of it is left after taking that out: the models
 #   differ, and more prompts would not narrow the intervals much.
 #
