@@ -31,4 +31,4 @@ def on_the_cpu():
     after another in the caller."""
     from minilm.training import pick_device
     if pick_device().type != "cpu":
-        pytest.skip(f"models train side by side only on the CPU; this machine trains on {pick_device()}")
+        pytest.skip(f"models train side by side only on the CPU; here they train on {pick_device()}")

@@ -241,8 +241,9 @@ for seed in P.seeds:
 # ## Next to Su and FLASH
 #
 # Su's fixes and FLASH's ablation hold here. Beyond the post: at $2L$ softmax, which divides each
-# row by its own sum, beats a fixed $n$, and the row sum Su calls "bulky" learned at least as well as the
-# others at $L$ (by less than two seeds differ). [Lesson 5](05_entropy_invariance.ipynb) goes longer.
+# row by its own sum, beats a fixed $n$, and the row sum Su calls "bulky" learned at least as well
+# as the others at $L$ (by less than two seeds differ). [Lesson 5](05_entropy_invariance.ipynb) goes
+# longer.
 #
 # <details><summary>Our numbers next to the sources', row by row</summary>
 #
