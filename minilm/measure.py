@@ -198,29 +198,42 @@ def ngram_baselines(corpus: Corpus, smoothing: float = 0.01) -> dict:
     return {"unigram": unigram_nll, "bigram": bigram_nll}
 
 
-def position_probe_r2(hidden: torch.Tensor, n_train: int) -> float:
-    """R^2 of a linear probe from hidden states to positions: how much position a layer holds.
-
-    hidden (N, T, d) for N sequences; the target of h_{s,t} is its position t. Fit
-    w = argmin_w sum_{s < n_train} sum_t ([h_{s,t}, 1] . w - t)^2 (least squares, with a bias),
-    then score it on the other sequences: R^2 = 1 - sum (t_hat - t)^2 / sum (t - mean t)^2.
-    1: the position can be read off linearly; 0 or less: no better than the mean position."""
+def _hidden_states_checked(hidden) -> torch.Tensor:
+    """hidden, a (N, T, d) tensor of hidden states with T >= 2, as float32 on the CPU (a probe is
+    a small fit, done on the CPU on every device)."""
     if not torch.is_tensor(hidden) or hidden.ndim != 3:
         got = f"shape {tuple(hidden.shape)}" if torch.is_tensor(hidden) else type(hidden).__name__
         raise ValueError(f"hidden must be a tensor (N, T, d) of hidden states; got {got}")
-    hidden = hidden.detach().cpu().float()  # a small fit, done on the CPU on every device
+    if hidden.shape[1] < 2:  # one position: nothing to tell apart, and R^2 divides by zero
+        raise ValueError(f"hidden must hold at least 2 positions per sequence; got shape {tuple(hidden.shape)}")
+    return hidden.detach().cpu().float()
+
+
+def fit_position_probe(hidden: torch.Tensor) -> torch.Tensor:
+    """The linear probe from hidden states to positions: hidden (N, T, d), the target of h_{s,t}
+    its position t; w = argmin_w sum_s sum_t ([h_{s,t}, 1] . w - t)^2 (least squares, with a
+    bias), (d + 1,). w[:d] is the direction along which the state encodes position."""
+    hidden = _hidden_states_checked(hidden)
     N, T, d = hidden.shape
-    if T < 2:  # one position: nothing to tell apart, and R^2 divides by zero
-        raise ValueError(f"hidden must hold at least 2 positions per sequence; got shape {(N, T, d)}")
+    features = torch.cat([hidden, torch.ones(N, T, 1)], dim=-1).reshape(-1, d + 1)
+    position = torch.arange(T, dtype=torch.float).expand(N, T).reshape(-1, 1)
+    return torch.linalg.lstsq(features, position).solution[:, 0]
+
+
+def position_probe_r2(hidden: torch.Tensor, n_train: int) -> float:
+    """R^2 of a linear probe from hidden states to positions: how much position a layer holds.
+
+    hidden (N, T, d) for N sequences: fit_position_probe on the first n_train sequences, then
+    score it on the others: R^2 = 1 - sum (t_hat - t)^2 / sum (t - mean t)^2.
+    1: the position can be read off linearly; 0 or less: no better than the mean position."""
+    hidden = _hidden_states_checked(hidden)
     integer("n_train", n_train, at_least=1)
-    if n_train >= N:
-        raise ValueError(f"n_train must be in [1, {N - 1}]: of hidden's {N} sequences it fits on n_train and "
-                         f"keeps the others as sequences to score; got {n_train}")
-    features = torch.cat([hidden, torch.ones(N, T, 1)], dim=-1)
-    position = torch.arange(T, dtype=torch.float).expand(N, T)
-    w = torch.linalg.lstsq(features[:n_train].reshape(-1, d + 1), position[:n_train].reshape(-1, 1)).solution
-    predicted = features[n_train:].reshape(-1, d + 1) @ w
-    truth = position[n_train:].reshape(-1, 1)
+    if n_train >= hidden.shape[0]:
+        raise ValueError(f"n_train must be in [1, {hidden.shape[0] - 1}]: of hidden's {hidden.shape[0]} sequences "
+                         f"it fits on n_train and keeps the others as sequences to score; got {n_train}")
+    w = fit_position_probe(hidden[:n_train])
+    predicted = hidden[n_train:] @ w[:-1] + w[-1]
+    truth = torch.arange(hidden.shape[1], dtype=torch.float).expand_as(predicted)
     return 1 - ((predicted - truth) ** 2).sum().item() / ((truth - truth.mean()) ** 2).sum().item()
 
 
@@ -502,14 +515,36 @@ def extension_ratio(position_loss: torch.Tensor, train_len: int, *, margin: floa
 
 
 @torch.no_grad()
-def layer_writes(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
-    """What each layer writes into the residual stream, by position: |x_out - x_in|_t / sqrt(d)
-    for every block (attention and MLP together), averaged over the batch: (n_layer, T). A layer
-    whose write at position t leaves the band it keeps within L is in a state training never saw."""
+def hidden_states(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
+    """The residual stream x^(l) before the first block (l = 0) and after each of the n_layer
+    blocks: (n_layer + 1, B, T, d), on the CPU. Lesson 6's position probe reads x^(l)."""
+    model.eval()
+    streams = []
+    hooks = [block.register_forward_hook(lambda _m, args, out: streams.append((args[0], out[0])))
+             for block in model.blocks]
+    try:
+        model(_token_ids(model, idx), **overrides)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return torch.stack([streams[0][0]] + [after for _, after in streams]).cpu()
+
+
+@torch.no_grad()
+def layer_writes(model, idx: torch.Tensor, *, part: str = "block", **overrides) -> torch.Tensor:
+    """What each layer writes into the residual stream, by position, averaged over the batch:
+    (n_layer, T). part="block": |x^(l) - x^(l-1)|_t / sqrt(d), attention and MLP together;
+    part="attention": the attention sublayer's output alone (its output projection), / sqrt(d).
+    A layer whose write at position t leaves the band it keeps within L is in a state training
+    never saw."""
+    one_of("part", part, ("block", "attention"))
+    if part == "block":
+        streams = hidden_states(model, idx, **overrides)
+        return (streams[1:] - streams[:-1]).norm(dim=-1).mean(1) / streams.shape[-1] ** 0.5
     model.eval()
     writes = []
-    hooks = [block.register_forward_hook(lambda _m, args, out: writes.append(
-        (out[0] - args[0]).norm(dim=-1).mean(0) / args[0].shape[-1] ** 0.5)) for block in model.blocks]
+    hooks = [block.to_out.register_forward_hook(lambda _m, _args, out: writes.append(
+        out.norm(dim=-1).mean(0) / out.shape[-1] ** 0.5)) for block in model.blocks]
     try:
         model(_token_ids(model, idx), **overrides)
     finally:

@@ -124,3 +124,56 @@ def test_over_seeds_keeps_the_interval_of_a_proportion_inside_0_and_1():
     assert over_seeds([0.0, 0.01, 0.0, 0.02, 0.0], proportion=True, each=False) == "0.01 [0, 0.01]"
     assert over_seeds([0.5, 0.6], proportion=True) == over_seeds([0.5, 0.6])  # inside: unchanged
     assert over_seeds([-0.5, 0.5], each=False) == "0.00 [-3.16, 3.16]"  # not a proportion: not clipped
+
+
+def test_hidden_states_and_layer_writes_against_the_blocks_run_by_hand():
+    model = _tiny()
+    idx = torch.randint(0, default_corpus().tokenizer.vocab_size, (3, 10))
+    streams = minilm.measure.hidden_states(model, idx)
+    assert streams.shape == (3, 3, 10, 16)                      # before block 1, after each block
+    with torch.no_grad():
+        x = model.embed(idx)
+        by_hand = [x]
+        for block, (pos, window) in zip(model.blocks, model.config.layers):
+            angles = minilm.rope_angles(10, model.config.head_dim)
+            x, _ = block(x, model.config, angles if pos == "rope" else None, window, 1)
+            by_hand.append(x)
+        attention = [block.to_out(rearrange_heads(block, h)) for block, h in zip(model.blocks, by_hand)]
+    torch.testing.assert_close(streams, torch.stack(by_hand))
+    writes = minilm.measure.layer_writes(model, idx)
+    torch.testing.assert_close(writes, (streams[1:] - streams[:-1]).norm(dim=-1).mean(1) / 4)
+    torch.testing.assert_close(minilm.measure.layer_writes(model, idx, part="attention"),
+                               torch.stack([a.norm(dim=-1).mean(0) / 4 for a in attention]))
+
+
+def rearrange_heads(block, x):
+    """The attention sublayer's heads, concatenated, of a Transformer block at input x (RoPE)."""
+    from einops import rearrange
+    q, k, v = rearrange(block.to_qkv(block.ln_attn(x)), "b t (three h d) -> three b h t d",
+                        three=3, h=block.n_head).unbind(0)
+    angles = minilm.rope_angles(x.shape[1], q.shape[-1])
+    q, k = minilm.apply_rope(q, angles), minilm.apply_rope(k, angles)
+    out = minilm.attend(q, k, v)
+    return rearrange(out, "b h t d -> b t (h d)")
+
+
+def test_layer_writes_names_a_part_it_does_not_know():
+    model = _tiny()
+    idx = torch.zeros(1, 4, dtype=torch.long)
+    try:
+        minilm.measure.layer_writes(model, idx, part="mlp")
+    except ValueError as error:
+        assert "part" in str(error) and "attention" in str(error)
+    else:
+        raise AssertionError("part='mlp' was accepted")
+
+
+def test_a_position_probe_recovers_a_planted_direction_and_scores_it():
+    torch.manual_seed(0)
+    direction = torch.nn.functional.normalize(torch.randn(8), dim=0)
+    noise = 0.3 * torch.randn(20, 16, 8)   # every direction varies, so the probe's is defined
+    hidden = noise + torch.arange(16.0).view(1, -1, 1) * direction / 2 + 3.0   # a bias too
+    w = minilm.measure.fit_position_probe(hidden)
+    assert torch.nn.functional.cosine_similarity(w[:-1], direction, dim=0) > 0.95
+    assert minilm.measure.position_probe_r2(hidden, n_train=12) > 0.95
+    assert minilm.measure.position_probe_r2(noise, n_train=12) < 0.1   # no position: nothing to read

@@ -67,15 +67,15 @@ check_reach(reach)
 #   the windows: the global layer carries it, and the windows after it only add to the reach.
 #
 #   </details>
-# - Lesson 13 trained HWFA's layout (three windows, one global layer last) on two seeds. Train it
-#   on five, `controlled_models(P, corpus, positions=("hybrid",), nope_every=4)`, and report each
-#   seed's exact match at $L$: does every seed learn the task in 1000 steps? (About 2 minutes on
-#   2 CPU cores.)
+# - Su's rule for HWFA keeps the windows' total reach, $(w - 1)$ times the number of windowed
+#   layers, below about $3/4$ of $L$. With `reach`, find the largest $w$ that HWFA's layout (three
+#   windowed layers, then one global layer) allows at $L = 32$, and at Su's $L = 512$. No
+#   training: [lesson 14](../lessons/14_the_answer.ipynb) trains HWFA's layout and sweeps $w$.
 #
 #   <details><summary>Answer</summary>
 #
-#   On the machine that built lesson 13, not every one: seed 1 stayed at 0.46 in range, and in
-#   development seeds 6 and 7 of eight stayed below 0.3 after 1500 steps, where the interleaved
-#   layout learned every seed. One global layer must find the needle alone.
+#   The windowed layers alone reach $3(w - 1)$ keys back (the global layer, last, reaches
+#   everything). $3(w - 1) < 24$ gives $w \le 8$ at $L = 32$ (the course's $w$); $3(w - 1) < 384$
+#   gives $w \le 128$ at $L = 512$.
 #
 #   </details>
