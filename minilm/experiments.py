@@ -12,6 +12,8 @@ global NoPE layers, ``layer_setting``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .cache import pretrained, pretrained_many
 from .data import Corpus
 from .measure import retrieval_accuracy
@@ -138,20 +140,24 @@ def controlled_recipe(P: Profile, seed: int) -> Recipe:
                   seed=seed, retrieval=1.0, filler="random")
 
 
-def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, seeds=None, progress: bool = True,
-                      **hybrid) -> dict:
+def controlled_models(P: Profile, corpus: Corpus, *, positions=POSITIONS, seeds=None, steps=None,
+                      progress: bool = True, **hybrid) -> dict:
     """Lesson 9's models, trained from scratch on controlled_recipe (lessons 10 and 13 read them
-    again): {(pos, seed): model} for each seed of ``seeds`` (P.controlled_seeds by default);
-    ``hybrid``: the hybrid's window and nope_every, if not layer_setting's defaults."""
+    again): {(pos, seed): model} for each seed of ``seeds`` (P.controlled_seeds by default),
+    trained ``steps`` steps (P.controlled_steps by default); ``hybrid``: the hybrid's window and
+    nope_every, if not layer_setting's defaults."""
     _checked(P, positions)
     seeds = P.controlled_seeds if seeds is None else seeds
     if not is_sequence(seeds) or len(seeds) == 0:
         raise ValueError(f"seeds must be a non-empty list of int seeds; got {seeds!r}")
     for seed in seeds:
         integer("each of seeds", seed)
+    if steps is not None:
+        positive_int("steps", steps)
     trained = pretrained_many({(pos, seed): (controlled_transformer(P, corpus.tokenizer.vocab_size, pos,
                                                                     **(hybrid if pos == "hybrid" else {})),
-                                             controlled_recipe(P, seed))
+                                             replace(controlled_recipe(P, seed),
+                                                     steps=steps or P.controlled_steps))
                                for pos in positions for seed in seeds}, corpus=corpus, progress=progress)
     return {key: model for key, (model, _) in trained.items()}
 

@@ -32,10 +32,9 @@
 # ![A row's output scale against the length: with n = the length it moves away from the trained scale on both sides of L; n fixed, a row's own sum and softmax keep it; mixed lengths train across the range instead](figures/three_fixes.svg)
 #
 # **The idea.** Each fix keeps a row's output at the scale training saw: by a constant divisor,
-# by the row's own sum, or by training at every length the model will meet. The figure shows a
-# row's *scale*, not accuracy: past $L$ every variant loses accuracy (this GAU uses RoPE, whose
-# angles are new there), and there a fixed $n$ buys little (2.5-2.6 points at $2L$) where a row
-# normaliser buys a lot (softmax 11.6-14.4 points over $n$ fixed): Su's conclusion.
+# by the row's own sum, or by training at every length the model will meet. It shows *scale*,
+# not accuracy: past $L$ every variant loses accuracy (RoPE's angles are new there too), and a
+# fixed $n$ buys little at $2L$ where a row's own sum buys a lot (measured below).
 
 # %%
 from dataclasses import replace

@@ -3,25 +3,23 @@
 #
 # **Model and length.** [Lesson 6](06_nope.ipynb)'s text Transformers (d64, 4 layers, 4 heads; two seeds) and
 # [lesson 9](09_fix_isolated.ipynb)'s retrieval Transformers (d32, 4 layers, 4 heads; five seeds), trained at $L = 32$,
-# next to a *hybrid* of each, trained the same way: RoPE layers that see only their last 8 keys,
-# interleaved with NoPE layers that see every key.
+# next to a *hybrid* of each, trained alike: RoPE layers that see their last 8 keys, between
+# NoPE layers that see all.
 #
 # **Time.** About 20 minutes to read; about 4 minutes to run on 2 CPU cores, with the models
 # of lessons 6 and 9 cached (it trains seven hybrids).
 #
-# **Which failure, which fix.** NoPE fails past $L$ in more than one way: *distraction*, which
-# the multiplier $\lambda$ of lessons [7](07_temperature.ipynb)-[12](12_distraction.ipynb) fixes, and a second failure on text that no
-# multiplier takes back, where its layers' states leave what training made (failure 4 of the
-# [course map](README.md#the-course-in-one-picture), *counts never seen*: consistent with what we
-# measure, not shown as its cause). A sliding window avoids both: the design of Su's HWFA,
-# Llama 4 and Command A.
+# **Which failure, which fix.** NoPE past $L$: *distraction*, which the multiplier $\lambda$
+# of lessons [7](07_temperature.ipynb)-[12](12_distraction.ipynb) fixes, and a failure on text no multiplier undoes, where
+# layers' states leave what training made (failure 4 of the
+# [course map](README.md#the-course-in-one-picture), *counts never seen*: consistent with it,
+# not shown). A sliding window avoids both, as in Su's HWFA, Llama 4, Command A.
 #
 # *Numbers in the text are the stored run's; yours will differ a little
 # ([how the course checks itself](checking.md)).*
 #
 # [Notation](README.md#notation) · [sources](README.md#sources) ·
 # [exercise 13](../exercises/13_design_that_holds.ipynb)
-
 # %%
 import math
 from contextlib import contextmanager
@@ -54,11 +52,10 @@ print(f"profile {P.name}: L = {L}, hybrid window {P.hybrid_window}; text seeds {
 # %% [markdown]
 # ## Two ways NoPE fails
 #
-# Lessons [7](07_temperature.ipynb) and [9](09_fix_isolated.ipynb) multiplied NoPE's logits by a $\lambda$ past $L$. What share of the damage does
-# each fix undo? NoPE's *excess* at length $n$ is its loss at $n$ minus its loss at $L$; a fix
-# *takes back* the part of the excess it removes. Two fixes: the best uniform $\lambda$ (searched
-# on other batches) and $\log_L n$ past $L$ (row $i$'s logits times $\log_L n_i$ where $n_i > L$:
-# `position_scale=(1 / ln L, L)`, which changes nothing in range).
+# NoPE's *excess* at length $n$ is its loss at $n$ minus its loss at $L$; a fix *takes back*
+# the part of it that it removes. Two fixes of lessons [7](07_temperature.ipynb) and [9](09_fix_isolated.ipynb): the best uniform $\lambda$
+# (searched on other batches) and $\log_L n$ past $L$ (`position_scale=(1 / ln L, L)`, 1 in
+# range).
 
 # %%
 text = nope_rope_models(P, corpus, positions=("nope", "rope", "hybrid"))   # trains the hybrids
@@ -129,8 +126,7 @@ for T, shares in retrieval_back.items():
 # %% [markdown]
 # At $8L$, $\log_L n$ gives back about two thirds of the lost retrieval (0.70, mean of five
 # seeds; 0.64 at $16L$). A multiplier repairs *retrieval*, one key's share of a softmax row
-# (lessons [9](09_fix_isolated.ipynb)-[10](10_why_it_works.ipynb)), far better than *text*, where every prediction leans on the whole stack of
-# layers. Something else is broken there.
+# (lessons [9](09_fix_isolated.ipynb)-[10](10_why_it_works.ipynb)), far better than text. Something else is broken there.
 #
 # <details><summary>How the shares are computed</summary>
 #
@@ -144,14 +140,10 @@ for T, shares in retrieval_back.items():
 # %% [markdown]
 # ## The second failure: counts never seen?
 #
-# [Lesson 6](06_nope.ipynb) found that NoPE counts positions through the causal mask: a query at position $i$
-# averages over $i + 1$ keys. Past $L$ the counts are as new to NoPE as RoPE's angles past $L$
-# are to RoPE. Do they cause the loss that no multiplier takes back? First, where the state
-# leaves what training made: what each layer writes into the residual stream at each position,
-# $\lVert x_{\text{out}} - x_{\text{in}} \rVert / \sqrt d$ (`minilm.measure.layer_writes`), the
-# attention sublayer alone and the whole block, on 64 validation sequences of $16L$. The *drift*
-# of a layer is its mean write at $8L$-$16L$ over its mean write at $L/2$-$L$.
-
+# [Lesson 6](06_nope.ipynb) found that NoPE counts positions through the causal mask; past $L$ the counts are
+# new. Do they cause the loss no multiplier takes back? First, what each layer writes into the
+# residual stream, $\lVert x_{\text{out}} - x_{\text{in}} \rVert / \sqrt d$ (`layer_writes`), on 64
+# sequences of $16L$; a layer's *drift* is its mean write at $8L$-$16L$ over that at $L/2$-$L$.
 # %%
 sequences = torch.cat([batch for batch, _ in eval_batches(corpus, task="causal", length=16 * L,
                                                           batch_size=16, n_batches=4)])
@@ -195,12 +187,18 @@ axes[1].legend(loc="lower right")
 plt.show()
 
 # %% [markdown]
-# Past $L$ one of NoPE's layers writes 2.4 to 3.3 times as much as within $L$ (left; layer 2 on
-# seed 0, layers 2 and 3 on seed 1), most of it in the attention output (up to 3.76). The
-# hybrid's layers stay in their band (right; the design comes next). The best $\lambda$ lowers
-# NoPE's drift only in part (block writes 3.27 to 2.76, 2.36 to 1.86), $\log_L n$ not at all.
-# And RoPE, the worst model past $L$, writes *less* past $L$ (0.72-0.98): a layer inside its band
-# is not therefore in a state training made. The drift is a sign, not yet a cause.
+# Past $L$ one NoPE layer writes 2.4-3.3 times its in-range amount (left); the hybrid's stay in
+# band (right; the design comes next). The best $\lambda$ lowers the drift only in part, and RoPE,
+# the worst past $L$, does not drift: a sign, not yet a cause.
+#
+# <details><summary>The drift, layer by layer</summary>
+#
+# The drifting layer is layer 2 on seed 0, layers 2 and 3 on seed 1, most of it in the attention
+# output (up to 3.76). The best $\lambda$ lowers the block writes from 3.27 to 2.76 and from 2.36
+# to 1.86; $\log_L n$ does not lower them. RoPE writes *less* past $L$ (0.72-0.98), so a layer
+# inside its band is not therefore in a state training made.
+#
+# </details>
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
@@ -209,7 +207,6 @@ plt.show()
 # fails it: the drift belongs to positions past $L$.
 #
 # </details>
-
 # %%
 def largest(write, inside=False):
     """A model's largest drift over its layers; inside: L/4..L/2 against L/2..L instead."""
@@ -229,14 +226,13 @@ assert min(gap) > 0.5, gap   # control: within L the difference is near 0
 
 # %% [markdown]
 # **An intervention.** If counts past $L$ cause the loss, putting the count back into range
-# should take loss back. [Lesson 6](06_nope.ipynb)'s probe finds the direction $u$ along which a layer's state
-# encodes position: fit it within $L$, on other sequences than those scored. Past $L$, hold the
-# state's component along $u$ at its mean value at position $L - 1$, after every layer at once:
+# should take it back. [Lesson 6](06_nope.ipynb)'s probe, fitted within $L$ on other sequences, gives the
+# direction $u$ along which a layer's state encodes position; past $L$ we *pin* the state along
+# $u$ at its mean at $L - 1$, after every layer:
 #
 # $$x_t \leftarrow x_t - (\mu_t - \mu_{L-1})\, u \quad (t \ge L), \qquad \mu_t = \text{mean of } x_t \cdot u.$$
 #
 # The control moves the state by the same amounts along a random direction.
-
 # %%
 fitting = torch.cat([batch for batch, _ in eval_batches(corpus, task="causal", length=16 * L,
                                                         batch_size=16, n_batches=4,
@@ -302,42 +298,41 @@ for T in (8 * L, 16 * L):
         for name in ("pin", "control", "best lambda", "best lambda + pin")))
 
 # %% [markdown]
-# The pin moves the state far (2 to 4.6 units along $u$ in layers 2-4), yet takes back only 7-10%
-# of NoPE's excess loss at $8L$-$16L$, less than the best $\lambda$ (15-22%), and adds at most 3
-# points to it. The control, the same moves along a random direction, changes the loss by -14%
-# to +5%. So putting the linearly readable count back into range does not undo NoPE's failure
-# on text. The drift and the counts go with the failure, but this intervention does not show
-# that they cause it: most of the excess (about 80% after the best $\lambda$) is left
+# The pin moves the state far, yet takes back only 7-10% of NoPE's excess loss at $8L$-$16L$,
+# less than the best $\lambda$ (15-22%); its control moves it by -14% to +5%. The counts go with
+# the failure, but putting them back in range does not undo it: most of the excess is left
 # unexplained here.
 #
-# <details><summary>Why this is read, not asserted</summary>
+# <details><summary>The pin's numbers, and why they are read, not asserted</summary>
 #
-# The pin is one direction per layer, a linear probe's. A count held non-linearly, in the
-# spread of the attention output as Chi et al. 2023 found, is not moved by it: this measurement
-# rules out the simplest form of "counts never seen", not every form. Its shares are read per
-# seed, on the same 64 sequences for every setting. "The pin takes back more than its control"
-# holds on seed 0 (+10% against -12% at $16L$) and not clearly on seed 1 (+9% against +5%);
-# "it takes back nothing" would be a claim that a fix fails, which the course never asserts.
-# So both are read.
+# The pin moves layers 2-4 by 1.9 to 4.6 past $8L$ and adds at most 3 points to the best
+# $\lambda$'s share. It is one direction per layer, a linear probe's: a count held non-linearly,
+# in the spread of the attention output as Chi et al. 2023 found, is not moved by it, so it rules
+# out the simplest form of "counts never seen", not every form. "The pin takes back more than its
+# control" holds on seed 0 (+10% against -12% at $16L$) and not clearly on seed 1 (+9% against
+# +5%); "it takes back nothing" would claim that a fix fails, which the course never asserts.
 #
 # </details>
-
 # %% [markdown]
 # ## The design: a window to count, a global layer to read
 #
 # Whatever its cause, NoPE's failure past $L$ comes from layers meeting inputs training never
-# made. So keep every layer inside what it saw in training. A RoPE layer with a **sliding
-# window** of $w \le L$ keys sees, at any position, the last $w$ keys at distances $0..w-1$:
-# exactly what it saw in training. Windows cannot read far back, so every other layer is
-# **global and NoPE**: it sees every key and has no angle to leave its range. What is left for
-# it is distraction, which $\lambda$ fixes.
+# made. So keep each layer inside it. A RoPE layer with a **sliding window** of
+# $w \le L$ keys sees, at any position, the last $w$ keys at distances $0..w-1$, as in training.
+# Windows cannot read far back, so every other layer is **global and NoPE**: it sees every key
+# and has no angle to leave its range. What is left is distraction, which $\lambda$ fixes.
 #
-# Su proposed this as HWFA (*Hybrid Window-Full Attention*, kexue.fm/archives/9603): windowed
-# RoPE layers under one last global NoPE layer with $\log n$ scaling. Llama 4 makes every fourth
-# layer global NoPE; Cohere's Command A report (arXiv 2504.00698) describes three sliding-window
-# RoPE layers per global NoPE layer, and Yang et al. 2025 (arXiv 2501.18795, Cohere) study that
-# RoPE/NoPE interleaving. Our four layers alternate (`minilm.experiments.layer_setting`):
-
+# <details><summary>Who uses this design</summary>
+#
+# Su proposed it as HWFA (*Hybrid Window-Full Attention*, kexue.fm/archives/9603): windowed RoPE
+# layers under one last global NoPE layer with $\log n$ scaling. Llama 4 makes every fourth layer
+# global NoPE; Cohere's Command A report (arXiv 2504.00698) describes three sliding-window RoPE
+# layers per global NoPE layer, and Yang et al. 2025 (arXiv 2501.18795, Cohere) study that
+# interleaving.
+#
+# </details>
+#
+# Our four layers alternate (`minilm.experiments.layer_setting`):
 # %% mystnb={"image": {"alt": "Diagram of the keys the last query sees in each of the hybrid's four layers: a row of cells per layer across key positions, the training length L dashed. The RoPE layers (1 and 3) color only a short window of the most recent keys; the NoPE layers (2 and 4) color every key, past L too."}}
 hybrid_config = text["hybrid", P.seeds[0]].config
 print(hybrid_config.layers)
@@ -346,17 +341,22 @@ plt.show()
 
 # %% [markdown]
 # `Config(pos=("rope", "nope", "rope", "nope"), window=8)`: `minilm.model.visible` builds the
-# mask, $i - w < j \le i$, for the same attention path. Two windowed layers stacked reach
-# $2(w - 1) = 14$ keys back; only the NoPE layers read further. ($\log_L n$ and the other row
-# rules act on every layer, but a windowed row sees $\min(i + 1, w) \le L$ keys, where
-# $\log_L n$ past $L$ is 1: on the hybrid it changes only the NoPE layers.)
+# mask, $i - w < j \le i$. Two windowed layers stacked reach $2(w - 1) = 14$ keys back; only the
+# NoPE layers read further.
+#
+# <details><summary>Row rules on a hybrid</summary>
+#
+# $\log_L n$ and the other row rules act on every layer, but a windowed row sees
+# $\min(i + 1, w) \le L$ keys, where $\log_L n$ past $L$ is 1: on the hybrid they change only
+# the NoPE layers.
+#
+# </details>
 #
 # ## What each layer knows about position
 #
-# The hybrid's NoPE layers see every key under the causal mask, as NoPE's do: they *could*
-# count. Do they? The same probe as lesson 6, fitted on 48 of the 64 sequences and scored on the
-# other 16, on each layer's output: within $L$ (positions $0..L-1$) and over the whole $16L$.
-
+# The hybrid's NoPE layers see every key under the causal mask: they *could* count. Do they?
+# Lesson 6's probe on each layer's output (fitted on 48 sequences, scored on 16), within $L$ and
+# over $16L$:
 # %% mystnb={"image": {"alt": "Two panels of bars, within L and over 16L: the R squared of a linear probe from each layer's output to the position, for NoPE and the hybrid (mean of two seeds), layers 1 to 4."}}
 knows = {(pos, seed, span): [position_probe_r2(h[:, :T], n_train=48)
                              for h in hidden_states(text[pos, seed], sequences)[1:]]
@@ -378,22 +378,19 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
-# NoPE's middle layers hold the position (probe $R^2$ 0.73-0.83 within $L$) and keep counting
-# past it (0.55-0.67 over $16L$). The hybrid's hold none: $R^2$ within $\pm 0.08$ at every layer,
-# within $L$ and past it, although its NoPE layers see every key under the same causal mask
-# (lesson 6's untrained NoPE already held 0.27 from the mask alone). Where windowed RoPE layers
-# give the order of nearby tokens, training did not make the global layers count, so past $L$
-# there is no count to run past its range (consistent with the flat writes above, not shown as
-# their cause).
+# NoPE's middle layers hold the position and keep counting past $L$ (probe $R^2$ 0.55-0.83). The
+# hybrid's hold none ($R^2$ within $\pm 0.08$), NoPE layers included: with windowed RoPE layers
+# giving the order of nearby tokens, training made no layer count, so past $L$ no count runs out
+# of range (consistent with its flat writes, not shown as their cause).
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
 # On each seed the hybrid's largest $R^2$ over its layers, over $16L$, is below 0.2 (measured
 # 0.00, 0.04), and NoPE's is more than 0.3 above it (0.66, 0.67). Control: NoPE itself, which
-# fails the first check.
+# fails the first check. Lesson 6's untrained NoPE held 0.27 from the mask alone: the hybrid's
+# training removed even that.
 #
 # </details>
-
 # %%
 for s in P.seeds:
     hybrid_r2, nope_r2 = (max(knows[pos, s, "to 16L"]) for pos in ("hybrid", "nope"))
@@ -404,8 +401,8 @@ for s in P.seeds:
 #
 # ## On text: loss from $L$ to $16L$
 #
-# The hybrid is trained as [lesson 6](06_nope.ipynb) trained NoPE and RoPE (2400 steps at $L$, two seeds), and
-# compared with NoPE (with and without $\log_L n$), RoPE, and RoPE with YaRN zero-shot.
+# Trained as [lesson 6](06_nope.ipynb)'s models (2400 steps, two seeds), next to NoPE and RoPE with and
+# without their fixes.
 
 # %% mystnb={"image": {"alt": "Line plot of text loss (mean of two seeds) against length over L (1 to 16, log scale) for NoPE, NoPE with log_L n, RoPE, RoPE with YaRN, the hybrid and the hybrid with log_L n. NoPE and RoPE rise steeply past L; log_L n barely lowers NoPE's curve, YaRN lowers RoPE's; both hybrids stay flat, level with RoPE in range."}}
 rows = {"NoPE": ("nope", "none"), "NoPE + log_L n": ("nope", "log_L n"), "RoPE": ("rope", "none"),
@@ -431,10 +428,9 @@ ax.legend(ncol=2)
 plt.show()
 
 # %% [markdown]
-# The hybrid's loss does not rise: 1.32 at $L$ and 1.33 at $16L$ (means of two seeds), where
-# NoPE reaches 3.19 and RoPE 4.30. In range it equals RoPE (1.32): the window cost nothing. From
-# $2L$ to $4L$ its loss *falls* (1.32 to 1.24), since most positions of a long sequence have a
-# full window of context. $\log_L n$ on its NoPE layers changes little on text.
+# The hybrid's loss does not rise: 1.32 at $L$, 1.33 at $16L$ (means of two seeds), where NoPE
+# reaches 3.19 and RoPE 4.30. In range it equals RoPE: the window cost nothing. From $2L$ to $4L$
+# it even falls (1.32 to 1.24): most positions then have a full window. $\log_L n$ changes little.
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
@@ -458,8 +454,8 @@ for s in P.seeds:
 # %% [markdown]
 # ## On retrieval: exact match from $L$ to $16L$
 #
-# The same layout, trained on [lesson 9](09_fix_isolated.ipynb)'s task with its recipe (1000 steps, five seeds). Every
-# seed must first learn the task in range, or an average would hide which seeds did.
+# The same layout on [lesson 9](09_fix_isolated.ipynb)'s task and recipe (1000 steps, five seeds); each seed must
+# first learn the task in range.
 
 # %% mystnb={"image": {"alt": "Exact match against length over L (1 to 16, log scale) for the same six models on the retrieval task, mean of five seeds with 90% intervals. All retrieve in range; plain NoPE and RoPE fall to near zero past L, log_L n and YaRN keep part of it; both hybrids stay near the top out to 16L."}}
 table = {"NoPE": ("nope", "none"), "NoPE + log_L n": ("nope", "log_L n"), "RoPE": ("rope", "none"),
@@ -487,10 +483,9 @@ ax.legend(ncol=2, loc="lower left")
 plt.show()
 
 # %% [markdown]
-# Every hybrid seed learns the task, and keeps it: at $16L$ it reads the key back 0.92 of the
-# time (0.81-1.00 by seed), 0.98 with $\log_L n$ on its NoPE layers, where NoPE keeps 0.03 (0.63
-# with $\log_L n$), RoPE 0.01 and RoPE with YaRN 0.56. (Plain NoPE and RoPE are
-# [lesson 9](09_fix_isolated.ipynb)'s models.)
+# Every hybrid seed learns the task and keeps it: 0.92 at $16L$ (0.81-1.00 by seed), 0.98 with
+# $\log_L n$, where NoPE keeps 0.03 (0.63 with $\log_L n$), RoPE 0.01 and RoPE with YaRN 0.56
+# ([lesson 9](09_fix_isolated.ipynb)'s models).
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
@@ -522,20 +517,16 @@ assert lead[16 * L][1] > 0.5 and abs(lead[L][0]) < 0.1   # the lead at L is the 
 # %% [markdown]
 # ## Takeaways
 #
-# - NoPE fails past $L$ in more than one way. Distraction a multiplier repairs (two thirds of
-#   the lost retrieval at $8L$); on text it takes back only a fifth of the excess loss, while a
-#   layer's state leaves the band of training. Pinning the count's direction took back a tenth:
-#   "counts never seen" is consistent with this, not shown.
-# - A sliding window of $w \le L$ keys keeps the RoPE layers inside what they saw in training at
-#   any length; global NoPE layers between the windows read far back. This hybrid kept its text
-#   loss flat and its retrieval near perfect to $16L$, at no cost in range.
+# - A multiplier repairs two thirds of NoPE's lost retrieval at $8L$ but a fifth of its excess
+#   text loss; pinning the count's direction, a tenth: "counts never seen" is consistent, not shown.
+# - Windowed RoPE layers stay inside what training showed them, the hybrid holds no count, and
+#   its global NoPE layers read far back: flat text loss, retrieval near perfect to $16L$.
 # - It is production's design (Su's HWFA, Llama 4, Command A); $\log n$ on its global layers
 #   handles what is left: distraction.
 #
 # ## Check your understanding
 #
-# 1. A multiplier gave back most of the lost retrieval at $8L$ but a fifth of the excess text
-#    loss. What is different about the two tasks?
+# 1. Why does a multiplier give back most of the lost retrieval but a fifth of the text loss?
 #
 #    <details><summary>Answer</summary>
 #
@@ -547,8 +538,8 @@ assert lead[16 * L][1] > 0.5 and abs(lead[L][0]) < 0.1   # the lead at L is the 
 #
 #    </details>
 #
-# 2. A model with a window of 8 keys on all four layers keeps its loss flat too. Why is it
-#    not the answer?
+# 2. A window of 8 keys on all four layers would keep the loss flat too. Why is it not the
+#    answer?
 #
 #    <details><summary>Answer</summary>
 #
@@ -568,8 +559,8 @@ assert lead[16 * L][1] > 0.5 and abs(lead[L][0]) < 0.1   # the lead at L is the 
 #
 #    </details>
 #
-# 4. The hybrid's NoPE layers see every key under a causal mask, as NoPE's do. Why might they
-#    hold no position (probe $R^2$ about 0) where NoPE's hold 0.55-0.83?
+# 4. The hybrid's NoPE layers see every key under the causal mask. Why might they hold no
+#    position, where NoPE's do?
 #
 #    <details><summary>Answer</summary>
 #
@@ -584,8 +575,6 @@ assert lead[16 * L][1] > 0.5 and abs(lead[L][0]) < 0.1   # the lead at L is the 
 # ## Exercise
 #
 # [exercise 13](../exercises/13_design_that_holds.ipynb): the sliding-window causal mask from
-# scratch, and how
-# far back a stack of windows reaches, checked against `minilm`.
+# scratch, and how far back a stack of windows reaches, checked against `minilm`.
 #
-# Next, [lesson 14](14_the_answer.ipynb): how large a window may be, and the answer to the course's question in one
-# place.
+# Next, [lesson 14](14_the_answer.ipynb): how large a window may be, and the course's answer in one place.
