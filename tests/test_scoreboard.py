@@ -105,6 +105,10 @@ DECISION_QUOTED = {
         ("softmax, RoPE", rf"RoPE, YaRN zero-shot(?:{COLUMN}){{2}}\s+(\d\.\d\d)"),
         ("softmax, RoPE", rf"\nRoPE(?:{COLUMN}){{2}}\s+(\d\.\d\d)"),
     ],
+    "14_the_answer": [   # its own sweep of retrieval in text, lesson 11's task
+        ("still to be pretrained", r"\nhybrid\s+(?:\S+ \(\S+\)\s+){4}(\d\.\d\d)"),
+        ("still to be pretrained", r"\nNoPE \+ log_L n\s+(?:\S+ \(\S+\)\s+){4}(\d\.\d\d)"),
+    ],
     "13_design_that_holds": [
         ("still to be pretrained", rf"\nhybrid\s+(?:{INTERVAL}){{4}}(\d\.\d\d)"),
         ("still to be pretrained", rf"\nhybrid \+ log_L n\s+(?:{INTERVAL}){{4}}(\d\.\d\d)"),

@@ -33,8 +33,8 @@
 #
 # **The idea.** Each fix keeps a row's output at the scale training saw: by a constant divisor,
 # by the row's own sum, or by training at every length the model will meet. It shows *scale*,
-# not accuracy: past $L$ every variant loses accuracy (RoPE's angles are new there too), and a
-# fixed $n$ buys little at $2L$ where a row's own sum buys a lot (measured below).
+# not accuracy: past $L$ every variant loses accuracy, where RoPE's angles are new too, and a
+# fixed $n$ buys little at $2L$ where softmax, dividing by its row's sum, buys a lot (below).
 
 # %%
 from dataclasses import replace

@@ -527,4 +527,5 @@ for seed in P.seeds:
 # **Exercise:** [exercise 12](../exercises/12_distraction.ipynb) — write the needle mass and the
 # per-position fit.
 #
-# Next, [lesson 13](13_design_that_holds.ipynb): a design that removes what $\lambda$ cannot.
+# Next, [lesson 13](13_design_that_holds.ipynb): a design that removes what $\lambda$ cannot; [lesson 14](14_the_answer.ipynb)
+# puts it on this lesson's task, retrieval in text.

@@ -10,7 +10,7 @@
 # of lessons 6 and 9 cached (it trains seven hybrids).
 #
 # **Which failure, which fix.** NoPE past $L$: *distraction*, which the multiplier $\lambda$
-# of lessons [7](07_temperature.ipynb)-[12](12_distraction.ipynb) fixes, and a failure on text no multiplier undoes, where
+# of lessons [7](07_temperature.ipynb)-[12](12_distraction.ipynb) fixes, and a failure on text the multipliers take back a fifth of, where
 # layers' states leave what training made (failure 4 of the
 # [course map](README.md#the-course-in-one-picture), *counts never seen*: consistent with it,
 # not shown). A sliding window avoids both, as in Su's HWFA, Llama 4, Command A.
@@ -54,8 +54,7 @@ print(f"profile {P.name}: L = {L}, hybrid window {P.hybrid_window}; text seeds {
 #
 # NoPE's *excess* at length $n$ is its loss at $n$ minus its loss at $L$; a fix *takes back*
 # the part of it that it removes. Two fixes of lessons [7](07_temperature.ipynb) and [9](09_fix_isolated.ipynb): the best uniform $\lambda$
-# (searched on other batches) and $\log_L n$ past $L$ (`position_scale=(1 / ln L, L)`, 1 in
-# range).
+# (searched on other batches) and $\log_L n$ past $L$.
 
 # %%
 text = nope_rope_models(P, corpus, positions=("nope", "rope", "hybrid"))   # trains the hybrids
@@ -141,7 +140,7 @@ for T, shares in retrieval_back.items():
 # ## The second failure: counts never seen?
 #
 # [Lesson 6](06_nope.ipynb) found that NoPE counts positions through the causal mask; past $L$ the counts are
-# new. Do they cause the loss no multiplier takes back? First, what each layer writes into the
+# new. Do they cause the loss the multipliers leave? First, what each layer writes into the
 # residual stream, $\lVert x_{\text{out}} - x_{\text{in}} \rVert / \sqrt d$ (`layer_writes`), on 64
 # sequences of $16L$; a layer's *drift* is its mean write at $8L$-$16L$ over that at $L/2$-$L$.
 # %%
@@ -180,14 +179,14 @@ for ax, pos in zip(axes, ("nope", "hybrid")):
     for layer, style in enumerate(["-", "--", "-.", ":"]):
         ax.plot(positions, writes[pos, P.seeds[0]][layer], style, label=f"layer {layer + 1}")
     ax.axvline(L, color="gray", lw=1)
-    ax.text(L * 1.05, 0.1, "L", color="gray")
+    ax.text(L * 1.05, 0.97, "L", color="gray", va="top", transform=ax.get_xaxis_transform())
     ax.set(xscale="log", xlabel="position (log scale)", title=f"{pos}, seed {P.seeds[0]}")
 axes[0].set_ylabel("what a layer writes, |x_out - x_in| / sqrt(d)")
-axes[1].legend(loc="lower right")
+axes[1].legend(loc="upper left", ncol=2)
 plt.show()
 
 # %% [markdown]
-# Past $L$ one NoPE layer writes 2.4-3.3 times its in-range amount (left); the hybrid's stay in
+# Past $L$ one NoPE layer writes 3.3 times its in-range amount (left, seed 0; 2.4 on seed 1); the hybrid's stay in
 # band (right; the design comes next). The best $\lambda$ lowers the drift only in part, and RoPE,
 # the worst past $L$, does not drift: a sign, not yet a cause.
 #
@@ -195,7 +194,7 @@ plt.show()
 #
 # The drifting layer is layer 2 on seed 0, layers 2 and 3 on seed 1, most of it in the attention
 # output (up to 3.76). The best $\lambda$ lowers the block writes from 3.27 to 2.76 and from 2.36
-# to 1.86; $\log_L n$ does not lower them. RoPE writes *less* past $L$ (0.72-0.98), so a layer
+# to 1.86; $\log_L n$ barely changes them (3.37, 2.30). RoPE writes *less* past $L$ (0.72-0.98), so a layer
 # inside its band is not therefore in a state training made.
 #
 # </details>
@@ -300,7 +299,7 @@ for T in (8 * L, 16 * L):
 # %% [markdown]
 # The pin moves the state far, yet takes back only 7-10% of NoPE's excess loss at $8L$-$16L$,
 # less than the best $\lambda$ (15-22%); its control moves it by -14% to +5%. The counts go with
-# the failure, but putting them back in range does not undo it: most of the excess is left
+# the failure, but putting them back in range takes back little: most of the excess is left
 # unexplained here.
 #
 # <details><summary>The pin's numbers, and why they are read, not asserted</summary>
@@ -316,11 +315,11 @@ for T in (8 * L, 16 * L):
 # %% [markdown]
 # ## The design: a window to count, a global layer to read
 #
-# Whatever its cause, NoPE's failure past $L$ comes from layers meeting inputs training never
-# made. So keep each layer inside it. A RoPE layer with a **sliding window** of
-# $w \le L$ keys sees, at any position, the last $w$ keys at distances $0..w-1$, as in training.
-# Windows cannot read far back, so every other layer is **global and NoPE**: it sees every key
-# and has no angle to leave its range. What is left is distraction, which $\lambda$ fixes.
+# NoPE's failure past $L$ is consistent with layers meeting inputs training never made. So keep
+# each layer inside them. A RoPE layer with a **sliding window** of $w < L$ keys sees, at any
+# position, the last $w$ keys at distances $0..w-1$, as in training. Windows cannot read far
+# back, so every other layer is **global and NoPE**: it sees every key and has no angle to leave
+# its range. What is left for it, we expect, is distraction, which $\lambda$ fixes.
 #
 # <details><summary>Who uses this design</summary>
 #
@@ -340,7 +339,7 @@ draw_layer_keys(hybrid_config.layers, length=3 * L // 2, train_len=L)
 plt.show()
 
 # %% [markdown]
-# `Config(pos=("rope", "nope", "rope", "nope"), window=8)`: `minilm.model.visible` builds the
+# `config.layers` above: `pos=("rope", "nope", "rope", "nope"), window=8`; `minilm.model.visible` builds the
 # mask, $i - w < j \le i$. Two windowed layers stacked reach $2(w - 1) = 14$ keys back; only the
 # NoPE layers read further.
 #
@@ -379,16 +378,16 @@ plt.show()
 
 # %% [markdown]
 # NoPE's middle layers hold the position and keep counting past $L$ (probe $R^2$ 0.55-0.83). The
-# hybrid's hold none ($R^2$ within $\pm 0.08$), NoPE layers included: with windowed RoPE layers
-# giving the order of nearby tokens, training made no layer count, so past $L$ no count runs out
-# of range (consistent with its flat writes, not shown as their cause).
+# hybrid's hold none ($R^2$ within $\pm 0.08$), NoPE layers included, consistent with windowed
+# RoPE layers giving the order of nearby tokens: past $L$ no count runs out of range (consistent
+# with its flat writes, not shown as their cause).
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
 # On each seed the hybrid's largest $R^2$ over its layers, over $16L$, is below 0.2 (measured
 # 0.00, 0.04), and NoPE's is more than 0.3 above it (0.66, 0.67). Control: NoPE itself, which
-# fails the first check. Lesson 6's untrained NoPE held 0.27 from the mask alone: the hybrid's
-# training removed even that.
+# fails the first check. Lesson 6's untrained NoPE held 0.27 from the mask alone: the trained
+# hybrid holds less than even that.
 #
 # </details>
 # %%
@@ -430,7 +429,7 @@ plt.show()
 # %% [markdown]
 # The hybrid's loss does not rise: 1.32 at $L$, 1.33 at $16L$ (means of two seeds), where NoPE
 # reaches 3.19 and RoPE 4.30. In range it equals RoPE: the window cost nothing. From $2L$ to $4L$
-# it even falls (1.32 to 1.24): most positions then have a full window. $\log_L n$ changes little.
+# it even falls (1.32 to 1.24; why, we did not test). $\log_L n$ changes little.
 #
 # <details><summary>What is asserted, and what would fail it</summary>
 #
@@ -479,7 +478,7 @@ ax.set(xscale="log", xlabel="length / L", ylabel="exact match (5 seeds, 90% inte
        title="Retrieval past the training length", ylim=(-0.02, 1.05))
 ax.set_xticks(ratios, [str(r) for r in ratios])
 ax.minorticks_off()
-ax.legend(ncol=2, loc="lower left")
+ax.legend(ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.18))   # below: hides no series
 plt.show()
 
 # %% [markdown]
@@ -517,12 +516,12 @@ assert lead[16 * L][1] > 0.5 and abs(lead[L][0]) < 0.1   # the lead at L is the 
 # %% [markdown]
 # ## Takeaways
 #
-# - A multiplier repairs two thirds of NoPE's lost retrieval at $8L$ but a fifth of its excess
-#   text loss; pinning the count's direction, a tenth: "counts never seen" is consistent, not shown.
+# - $\log_L n$ repairs two thirds of NoPE's lost retrieval at $8L$; the best $\lambda$, a fifth of
+#   its excess text loss; pinning the count's direction, a tenth: counts never seen, not shown.
 # - Windowed RoPE layers stay inside what training showed them, the hybrid holds no count, and
-#   its global NoPE layers read far back: flat text loss, retrieval near perfect to $16L$.
+#   its global NoPE layers read far back: flat text loss, retrieval 0.92 at $16L$.
 # - It is production's design (Su's HWFA, Llama 4, Command A); $\log n$ on its global layers
-#   handles what is left: distraction.
+#   lifts its retrieval at $16L$ to 0.98 (read), as a fix for distraction would.
 #
 # ## Check your understanding
 #
@@ -538,8 +537,8 @@ assert lead[16 * L][1] > 0.5 and abs(lead[L][0]) < 0.1   # the lead at L is the 
 #
 #    </details>
 #
-# 2. A window of 8 keys on all four layers would keep the loss flat too. Why is it not the
-#    answer?
+# 2. A window of 8 keys on all four layers would likely keep the loss flat too (not trained
+#    here). Why is it not the answer?
 #
 #    <details><summary>Answer</summary>
 #
