@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import torch
+
 from .cache import pretrained, pretrained_many
 from .data import Corpus
 from .measure import retrieval_accuracy
@@ -21,7 +23,7 @@ from .model import LM, Config
 from .profiles import Profile
 from .scaling import at_lambda, train_head_scales
 from .training import Recipe
-from .validation import integer, is_sequence, one_of, positive_int
+from .validation import finite_numbers, integer, is_sequence, one_of, positive_int
 
 POSITIONS = ("nope", "rope")             # what the shared sets train unless asked for more
 ALL_POSITIONS = POSITIONS + ("hybrid",)
@@ -199,14 +201,17 @@ RETRIEVAL_LAMBDAS = (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4)
 RETRIEVAL_SEARCH = dict(depths=[0.0, 0.5, 1.0], trials=50, seed=2024)   # not the prompts the lessons report
 
 
-def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: str = "text") -> float:
-    """The uniform lambda of RETRIEVAL_LAMBDAS with the best exact match at ``length`` on the
-    search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones; their
-    filler of ``filler``); the smallest lambda on a tie."""
+def best_uniform_for_retrieval(model, corpus: Corpus, length: int, *, filler: str = "text", heads=None,
+                               grid=RETRIEVAL_LAMBDAS) -> float:
+    """The lambda of ``grid`` (RETRIEVAL_LAMBDAS by default) with the best exact match at ``length``
+    on the search prompts (RETRIEVAL_SEARCH: 50 per depth, another seed than the reported ones;
+    their filler of ``filler``); the smallest lambda on a tie. ``heads``: a (n_layer, n_head) bool
+    mask, lambda on those heads and 1 on the others; None: on every head."""
     positive_int("length", length)
+    finite_numbers("grid", grid, at_least=0)
     scores = {}
-    for lam in RETRIEVAL_LAMBDAS:
-        with at_lambda(model, lam):
+    for lam in grid:
+        with at_lambda(model, lam if heads is None else torch.where(heads, lam, 1.0)):
             scores[lam] = retrieval_accuracy(model, corpus, [length], RETRIEVAL_SEARCH["depths"],
                                              trials=RETRIEVAL_SEARCH["trials"], seed=RETRIEVAL_SEARCH["seed"],
                                              filler=filler).mean().item()

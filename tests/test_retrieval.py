@@ -215,6 +215,24 @@ def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_w
     assert torch.equal(model.temperature, torch.ones_like(model.temperature))
 
 
+def test_the_retrieval_search_of_a_subset_sets_lambda_on_its_heads_alone(monkeypatch):
+    # The stand-in score peaks when the marked head's lambda is 3.0 and the other stays at 1.
+    def score(model, corpus, lengths, depths, *, trials, seed, filler):
+        marked, other = model.temperature[0].tolist()
+        return torch.full((1, len(depths)), 1 - abs(marked - 3.0) - abs(other - 1.0))
+
+    monkeypatch.setattr(minilm.experiments, "retrieval_accuracy", score)
+    model = tiny_nope()
+    heads = torch.tensor([[True, False]])
+    grid = (1.0, 2.0, 3.0, 4.0)
+    assert minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96, heads=heads, grid=grid) == 3.0
+    # on every head the score ties over [1, 3] (the smallest wins): the mask is what finds 3.0
+    assert minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96, grid=grid) == 1.0
+    assert torch.equal(model.temperature, torch.ones_like(model.temperature))
+    with pytest.raises(ValueError, match="grid"):
+        minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96, grid=[])
+
+
 def test_the_retrieval_search_takes_the_smallest_lambda_on_a_tie():
     # An untrained model retrieves nothing at any temperature: every lambda ties at 0.
     assert minilm.experiments.best_uniform_for_retrieval(tiny_nope(), corpus(), 64) == minilm.experiments.RETRIEVAL_LAMBDAS[0]
