@@ -358,7 +358,9 @@ class LM(nn.Module):
         per layer of weights A (or logits S). ``setting``: n, logn_base or rope_scaling (None: off).
         position_scale=(c, L): row i's logits x 1 + c ln(n_i / L) past L (position_temperature).
         Layer l's logits are multiplied by lambda_l (x YaRN's factor in a RoPE layer), and by
-        the row rules over the keys that layer's rows see (a window of w keys: min(i + 1, w))."""
+        the row rules over the keys that layer's rows see (a window of w keys: min(i + 1, w)).
+        So the row rules act on every layer, windowed ones included: position_scale is 1 on a
+        windowed layer with w <= L, and logn_base softens it by ln(min(i + 1, w)) / ln(L)."""
         check.lm_call(self, idx, setting, position_scale, return_weights, return_scores)
         c = replace(self.config, **setting) if setting else self.config  # Config checks the values
         T = idx.shape[1]
