@@ -159,28 +159,29 @@ def exact(model, T, fix="none"):
 
 
 print("exact match at L, at 16L, at 16L with log_L n; each seed")
+read_at = [(L, "none"), (16 * L, "none"), (16 * L, "log_L n")]
 for window in (w, 2 * w, 3 * w):
     models = controlled_models(P, corpus, positions=("hybrid",), seeds=sweep_seeds,
                                progress=False, window=window)
     print(f"w = {window:<3} reach {2 * (window - 1):<3}" + "   ".join(
-        f"seed {s}: " + " / ".join(f"{exact(models['hybrid', s], T, fix):.2f}"
-                                   for T, fix in ((L, "none"), (16 * L, "none"), (16 * L, "log_L n")))
+        f"seed {s}: " + " / ".join(f"{exact(models['hybrid', s], T, fix):.2f}" for T, fix in read_at)
         for s in sweep_seeds))
 
 # %%
 hwfa = controlled_models(P, corpus, positions=("hybrid",), steps=2 * P.controlled_steps,
                          progress=False, nope_every=4)
+SEEDS = P.controlled_seeds
 hwfa_exact = {(fix, s, T): exact(hwfa["hybrid", s], T, fix)
-              for fix in ("none", "log_L n") for s in P.controlled_seeds for T in lengths}
+              for fix in ("none", "log_L n") for s in SEEDS for T in lengths}
 print(f"HWFA (3 windowed + 1 global, w = {w}, 2000 steps): exact match, mean over seeds "
       "[90% interval]" + "".join(f"{T // L:>17}L" for T in lengths))
 for fix in ("none", "log_L n"):
     print(f"{fix:<8}" + "".join(
-        f"{over_seeds([hwfa_exact[fix, s, T] for s in P.controlled_seeds], each=False, proportion=True):>18}"
+        f"{over_seeds([hwfa_exact[fix, s, T] for s in SEEDS], each=False, proportion=True):>18}"
         for T in lengths))
 for fix in ("none", "log_L n"):
     print(f"each seed, {fix}, at L and 16L: " + "  ".join(
-        f"{hwfa_exact[fix, s, L]:.2f}/{hwfa_exact[fix, s, 16 * L]:.2f}" for s in P.controlled_seeds))
+        f"{hwfa_exact[fix, s, L]:.2f}/{hwfa_exact[fix, s, 16 * L]:.2f}" for s in SEEDS))
 
 # %% [markdown]
 # Every window held at $16L$ with $\log_L n$: 0.97-1.00 ($w = 8$), 0.85-0.99 ($w = 16$), 0.95-0.98
