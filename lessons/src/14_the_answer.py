@@ -164,7 +164,8 @@ for window in (w, 2 * w, 3 * w):
     models = controlled_models(P, corpus, positions=("hybrid",), seeds=sweep_seeds,
                                progress=False, window=window)
     print(f"w = {window:<3} reach {2 * (window - 1):<3}" + "   ".join(
-        f"seed {s}: " + " / ".join(f"{exact(models['hybrid', s], T, fix):.2f}" for T, fix in read_at)
+        f"seed {s}: " + " / ".join(f"{exact(models['hybrid', s], T, fix):.2f}"
+                                   for T, fix in read_at)
         for s in sweep_seeds))
 
 # %%
