@@ -260,7 +260,7 @@ for s in P.seeds:
 #   fine-tuned 1.237 (lesson 7); retrieval at $4L$: YaRN zero-shot 0.90, plain 0.28 (lesson 11).
 #   $\lambda$ alone gains RoPE nothing five seeds resolve at $8L$ (lesson 9).
 # - **softmax, NoPE**: retrieval at $8L$ 0.13 to 0.69-0.72 (lesson 9); on text $\lambda$ takes
-#   back only 15-31% of NoPE's excess loss (lesson 13); head scaling 0.86 against 0.80 at $4L$,
+#   back only 15-31% of NoPE's excess loss, head scaling at $4L$ 25-44% (lesson 13); head scaling 0.86 against 0.80 at $4L$,
 #   not resolved (lesson 10).
 # - **still to be pretrained**: exact match at $16L$ 0.92 (0.98 with $\log_L n$), text loss flat
 #   to $16L$ (lesson 13); HWFA's 1 global layer of 4: every seed of five learned the task in 2000
@@ -349,7 +349,7 @@ for s in P.seeds:
 # | 11 | NoPE retrieves past $L$, RoPE does not; a temperature restores it (Wang et al.) | passkey retrieval | trained on a 3-digit retrieval task: exact match at $4L$ / $8L$ NoPE 0.64 / 0.38, RoPE 0.28 / 0.09; at $8L$ the best uniform $\lambda$ 0.49 (seed 0: 0.48 to 0.50, seed 1: 0.27 to 0.49), head scaling 0.50 *(printed)* | asserted: NoPE above RoPE at $4L$-$8L$; the temperature's gain read | partly: NoPE over RoPE reproduced; the temperature's gain in text small and unresolved |
 # | 12 | the fit per position (Wang et al., appendix B and its code) | $c = 0.397$ per position | $c$ = 0.70 / 0.60 per position, steeper than $c$ = 0.44 / 0.37 per length on every seed; applied per row, the per-position rule lowers the loss at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) | asserted: steeper than per length, and worse; how far from 0.397 read | not at this size: steeper, and worse than per length |
 # | 13 | windowed RoPE layers and a global NoPE layer hold past $L$ (Su's HWFA, kexue.fm/archives/9603) | token accuracy 48.70% at 512, 48.15% at 4096 (natural text); full attention 49.41% to 23.16% | text loss 1.319 nats at $L$, 1.334 at $16L$ (NoPE 3.188, RoPE 4.296); retrieval at $16L$ 0.92, 0.98 with $\log_L n$ (NoPE with $\log_L n$ 0.63); HWFA's own layout, one global layer, five seeds: 0.99 at $16L$ with $\log_L n$ (this lesson, read); retrieval in text (lesson 11's task) 1.00 at $16L$ on both seeds (this lesson) | asserted | reproduced |
-# | 13 | a temperature does not fix all of NoPE past $L$ (the course's finding; Su's reason for HWFA) | "translational invariance" and "identical distribution" from the windows (9603) | at $8L$-$16L$ one of NoPE's layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1), the hybrid's at most 1.02 / 1.04; on text the best $\lambda$ takes back 15-31% of NoPE's excess loss; pinning the probe's position direction past $L$ takes back 7-10% (its random control -14% to +5%), so what the rest is remains open | asserted: the drift; the shares taken back read | reproduced, read: only the drift is asserted |
+# | 13 | a temperature does not fix all of NoPE past $L$ (the course's finding; Su's reason for HWFA) | "translational invariance" and "identical distribution" from the windows (9603) | at $8L$-$16L$ one of NoPE's layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1), the hybrid's at most 1.02 / 1.04; on text the best $\lambda$ takes back 15-31% of NoPE's excess loss, head scaling trained at $4L$ 25-44% there; pinning the probe's position direction past $L$ takes back 7-10% (its random control -14% to +5%), so what the rest is remains open | asserted: the drift; the shares taken back read | reproduced, read: only the drift is asserted |
 #
 # </details>
 #
