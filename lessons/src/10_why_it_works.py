@@ -203,7 +203,7 @@ for T in searched:
           + over_seeds([best[s, T] for s in SEEDS]).rjust(46)
           + f"{math.log(T) / math.log(L):>9.2f}{length_rule('nope_fit', T, L):>16.2f}")
 
-# %% mystnb={"image": {"alt": "Left: the retrieval heads' answer-row entropy against length over L, a line per seed: at lambda = 1 it rises steeply, with log_L n much less. Right: lambda against length over L: best-retrieving dots and entropy-restoring crosses per seed, Su's log_L n and the NoPE fit as lines; the crosses lie highest."}}
+# %% mystnb={"image": {"alt": "Left: the retrieval heads' answer-row entropy against length over L, a line per seed: at lambda = 1 it rises steeply, with log_L n much less. Right: lambda against length over L: best-retrieving dots and entropy-restoring crosses per seed, Su's log_L n and the NoPE fit as short lines across each length's dots; the crosses lie highest."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 for k, seed in enumerate(SEEDS):
     first = seed == SEEDS[0]
@@ -217,15 +217,19 @@ for k, seed in enumerate(SEEDS):
     # so that seeds with equal values do not hide each other
     spread = 1.03 ** (k - (len(SEEDS) - 1) / 2)
     axes[1].plot([T // L * 0.87 * spread for T in searched], [best[seed, T] for T in searched],
-                 "o", color="tab:red", alpha=0.7,
+                 "o", color="tab:red", alpha=0.7, zorder=3,
                  label="best-retrieving lambda, one dot per seed" if first else None)
     axes[1].plot([T // L * 1.15 * spread for T in searched],
-                 [restoring(seed, T) for T in searched], "x", color="tab:blue",
+                 [restoring(seed, T) for T in searched], "x", color="tab:blue", zorder=3,
                  label="entropy-restoring lambda, one cross per seed" if first else None)
-grid_s = torch.linspace(1, 8, 100)
-axes[1].plot(grid_s, torch.log(grid_s * L) / math.log(L), "k-", label="Su: log_L n")
-axes[1].plot(grid_s, 1 + NOPE_FIT_C * torch.log(grid_s), "k--",
-             label=f"NoPE fit: 1 + {NOPE_FIT_C} ln s")
+# each rule's value at a length, drawn across that length's dots and crosses: compared where
+# they stand, not at the shifted x of one of them
+for k, T in enumerate(searched):
+    ratio = T // L
+    axes[1].hlines(math.log(T) / math.log(L), ratio * 0.8, ratio * 1.25, colors="k",
+                   linestyles="-", label="Su: log_L n" if k == 0 else None)
+    axes[1].hlines(1 + NOPE_FIT_C * math.log(ratio), ratio * 0.8, ratio * 1.25, colors="k",
+                   linestyles="--", label=f"NoPE fit: 1 + {NOPE_FIT_C} ln s" if k == 0 else None)
 axes[0].set(xlabel="length / L", ylabel="entropy (nats)",
             title="Retrieval heads, answer rows: entropy")
 axes[1].set(xlabel="length / L (seeds side by side)", ylabel="lambda",
