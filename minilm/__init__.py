@@ -5,10 +5,10 @@
     models = minilm.pretrained_many({seed: (config, minilm.Recipe(seed=seed)) for seed in (0, 1)})
 
 Here are the names a reader and the lessons use most; the rest is one module away:
-``minilm.measure`` and ``minilm.scaling`` (every measurement and temperature tool),
+``minilm.measure`` and ``minilm.scaling`` (every measurement and multiplier tool),
 ``minilm.experiments`` (the models and experiments several lessons share, built from a profile),
-``minilm.data`` (batches of every kind). ``checks`` (the exercise grader) and ``distributed``
-(the command line) are not loaded by ``import minilm``.
+``minilm.data`` (batches of every kind). ``distributed`` (the command line) is not loaded by
+``import minilm``; the exercises' grader is no part of it (``course.grader``, beside it).
 
 Layers, bottom to top (each imports only from those below it): ``validation`` and
 ``profiles`` (the sizes); ``data`` and ``model``; ``training`` (the loop and the recipe);
@@ -27,5 +27,5 @@ from .measure import (
 from .model import GAU, LM, Config, RopeScaling, TransformerBlock, apply_rope, attend, rope_angles
 from .profiles import profile
 from .sampling import generate
-from .scaling import at_lambda, length_rule, train_head_scales, uniform_temperature_search
+from .scaling import at_lambda, length_rule, train_head_scales, uniform_multiplier_search
 from .training import Recipe, train

@@ -10,7 +10,7 @@ This module is not part of it: rewording a message anywhere, or editing the cach
 measurement, keeps every cached model.
 
 Its public face, which ``minilm.distributed`` uses too: ``cache_key``, ``cache_path``,
-``resume_path``, ``load_cached``, ``prepare_cache`` and ``save_atomic``.
+``resume_path``, ``load_cached``, ``prepare_cache``, ``save_atomic`` and ``sweep``.
 """
 
 from __future__ import annotations
@@ -221,10 +221,11 @@ def save_atomic(payload: dict, path: Path) -> None:
         torch.save(payload, tmp)
         os.replace(tmp, path)
     finally:
-        if fd is not None:
-            os.close(fd)  # releases the lock
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        try:  # removed before the lock is released: an unlocked file with data is a killed save's
+            Path(tmp).unlink(missing_ok=True)
+        finally:
+            if fd is not None:
+                os.close(fd)  # releases the lock
 
 
 SAVE_ERRORS = (OSError, RuntimeError)  # torch.save reports a full disk as a RuntimeError of its C++ writer
@@ -254,14 +255,15 @@ def _free_bytes(folder: Path) -> float:
 
 def _is_killed_save(tmp: Path, now: float) -> bool:
     """A temporary file of save_atomic whose writer is gone: no process holds its lock (POSIX) and
-    it is older than FRESH_TMP_SECONDS, or, without file locks (Windows, or a file system that has
-    none), it is older than STALE_TMP_SECONDS."""
-    age = now - tmp.stat().st_mtime
+    it holds data or is older than FRESH_TMP_SECONDS, or, without file locks (Windows, or a file
+    system that has none), it is older than STALE_TMP_SECONDS."""
+    info = tmp.stat()
+    age = now - info.st_mtime
     stale = age > STALE_TMP_SECONDS
     if fcntl is None:
         return stale
-    if age <= FRESH_TMP_SECONDS:  # maybe a save that has not yet locked the file it just made
-        return False
+    if age <= FRESH_TMP_SECONDS and info.st_size == 0:
+        return False  # maybe a save that has not yet locked the file it just made (it writes after)
     with open(tmp, "rb") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -288,18 +290,46 @@ def prepare_cache(path: Path, fix: str = "set MINILM_CACHE to a writable folder,
         if target.exists() and not target.is_file():
             raise OSError(f"cannot write the cache file {target}: a directory is in the way; remove it, or {fix}")
     now = time.time()
-    for tmp in folder.glob("*" + TMP_SUFFIX):
-        try:
-            if _is_killed_save(tmp, now):
-                tmp.unlink()
-        except OSError:  # another process removed or renamed it first
-            pass
+    _remove_killed_saves(folder.glob("*" + TMP_SUFFIX), now)
     for probe in folder.glob("probe.*" + PROBE_SUFFIX):  # a probe lives a moment: an old one was killed
         try:
             if now - probe.stat().st_mtime > STALE_TMP_SECONDS:
                 probe.unlink()
         except OSError:
             pass
+
+
+def _remove_killed_saves(tmps, now: float) -> list:
+    """Remove the temporary files among ``tmps`` whose save was killed (_is_killed_save)."""
+    removed = []
+    for tmp in tmps:
+        try:
+            if _is_killed_save(tmp, now):
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:  # another process removed or renamed it first, or a read-only cache
+            pass
+    return removed
+
+
+def sweep(path: Path) -> list:
+    """Once the model cached at ``path`` is stored (just saved, or found in the cache), remove
+    what the runs of its key left behind; returns the paths removed.
+
+    Swept: the key's resume checkpoint (resume_path: named by the key, so only a run of this
+    key could resume it, and its model is trained) and the key's temporary files
+    (``<key>.pt.*`` and ``<key>.resume.pt.*``, ending in TMP_SUFFIX) of saves that were killed.
+    Never swept: a temporary file that a live save holds (_is_killed_save), and anything of
+    another key. Another key's resume checkpoint (a --stop-after run of another recipe) is no
+    orphan: its own command resumes it, and it is swept when that key's model is stored. What
+    cannot be removed (a read-only cache) stays."""
+    removed = _remove_killed_saves(path.parent.glob(f"{path.stem}.*{TMP_SUFFIX}"), time.time())
+    try:
+        resume_path(path).unlink()
+        removed.append(resume_path(path))
+    except OSError:  # none (the usual case), or a read-only cache
+        pass
+    return removed
 
 
 def _payload_problem(payload: dict, expected: dict | None) -> str | None:
@@ -390,6 +420,7 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None,
     model = _untrained(config, recipe, corpus, init)
     payload = load_cached(path, key, expected=model.state_dict()) if use_cache else None
     if payload is not None:  # a read-only cache is fine for loading
+        sweep(path)  # what a killed run of this model left, even if it was stored by another run
         return _trained(model, payload["state"]), payload["history"]
     if use_cache:
         prepare_cache(path)  # now, not after training, if the result could not be stored
@@ -404,8 +435,9 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None,
             (unsaved or warnings.warn)(f"could not save the trained model to {path} ({save_problem(path, error)}); "
                                        "it is returned but not cached")
             return model, history
-        # a command-line run of this model, interrupted, would otherwise keep its checkpoint forever
-        resume_path(path).unlink(missing_ok=True)
+        # a command-line run of this model, interrupted or killed mid-save, would otherwise keep
+        # its checkpoint or temporary file forever
+        sweep(path)
     return model, history
 
 

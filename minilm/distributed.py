@@ -30,9 +30,11 @@ discarding ``step`` batches. ``--stop-after K`` ends the run cleanly after step 
 a checkpoint: to split a long run into jobs, or to test resuming (a checkpoint already at K
 or past it: nothing to do). A checkpoint is named by its run's key, so no other run could
 resume it: one that cannot be resumed (corrupted, or made for another key) is removed, and
-so is one whose model is trained. A run that diverges stops with the step, and caches nothing.
+so is one whose model is trained (with the temporary files of this key's killed saves:
+``minilm.cache.sweep``). A run that diverges stops with the step, and caches nothing.
 A checkpoint of a run that is never resumed stays (``<cache folder>/<key>.resume.pt``, its path
-printed when the run stops): delete it to discard the run.
+printed when the run stops), beside the models of other keys, whose runs leave it (its own command
+can still resume it): delete it to discard the run.
 
 What goes wrong is said in one line, without a traceback: a bad option, a corpus that is missing,
 empty or not text, a cache that cannot be written, a ``RANK`` variable without torchrun's others,
@@ -53,7 +55,8 @@ import torch
 import torch.distributed as dist
 
 from .data import Corpus, default_corpus
-from .cache import SAVE_ERRORS, cache_key, cache_path, load_cached, prepare_cache, resume_path, save_atomic, save_problem
+from .cache import (SAVE_ERRORS, cache_key, cache_path, load_cached, prepare_cache, resume_path,
+                    save_atomic, save_problem, sweep)
 from .model import Config
 from .training import (Recipe, check_finite_weights, check_pair, initial_model, pick_device, shard_loss,
                        train_by_recipe)
@@ -242,8 +245,8 @@ def main(argv=None) -> None:
         if rank == 0:
             done = load_cached(path, key) is not None
             found = [done, None if done else _resumable(checkpoint_path, key, log)]
-            if done and checkpoint_path.is_file():  # of a run interrupted after the model was trained
-                checkpoint_path.unlink(missing_ok=True)
+            # a checkpoint of a run interrupted after the model was trained, killed saves' files
+            if done and checkpoint_path in sweep(path):
                 log(f"removed {checkpoint_path.name}: its model is trained, so it is of no use")
         if world > 1:
             dist.broadcast_object_list(found, src=0)
@@ -319,7 +322,7 @@ def main(argv=None) -> None:
         if rank == 0:  # exactly what pretrained() stores
             _save_or_exit({"key": key, "state": _cpu_state(model), "history": history}, path,
                           f"the trained model ({recipe.steps} steps)", kept())
-            checkpoint_path.unlink(missing_ok=True)
+            sweep(path)  # its checkpoint, and the files of saves of this key that were killed
             log(f"written: {path}")
     finally:
         if world > 1:

@@ -170,7 +170,7 @@ MIXTURE = ("retrieval", "filler")  # what scale_heads passes on: the rest of its
 def scale_heads(model: LM, corpus: Corpus, seed: int, *, length: int, start: float, clamp: bool = True,
                 steps: int = 200, **mixture) -> LM:
     """Head-based scaling as in the paper's code, the one setting lessons 9-12 share: only the
-    per-head temperatures of ``model`` train, at ``length`` on the model's own data ``mixture``
+    per-head multipliers of ``model`` train, at ``length`` on the model's own data ``mixture``
     (retrieval fraction and filler, as train_head_scales takes them), batch 8, learning rate
     0.05, from ``start``, clamped at 1 if ``clamp``, on batches of seed 100 + ``seed``."""
     integer("seed", seed)
@@ -194,7 +194,7 @@ def controlled_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: floa
                        retrieval=1.0, filler="random")
 
 
-# Lessons 11 and 12 share the retrieval-trained NoPE model's temperature search and its head
+# Lessons 11 and 12 share the retrieval-trained NoPE model's multiplier search and its head
 # scaling: the same calls give the same numbers in both.
 
 RETRIEVAL_LAMBDAS = (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4)

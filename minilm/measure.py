@@ -16,11 +16,10 @@ import torch.nn.functional as F
 
 from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
                    retrieval_rows)
-from .model import relu_over_row_peak
 from .validation import NORMS, boolean, finite_number, finite_numbers, integer, is_sequence, one_of, positive_int, positive_ints
 
 EVAL_SEED = 1234
-SEARCH_SEED = 4321  # the batches a setting (a temperature) is chosen on: never the ones it is scored on
+SEARCH_SEED = 4321  # the batches a setting (a multiplier) is chosen on: never the ones it is scored on
 
 
 def check_measurable(model, corpus: Corpus, task: str = "causal") -> None:
@@ -70,7 +69,7 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
         counted = y != IGNORE_INDEX
         if not (loss.isfinite() | ~counted).all().item():  # else NaN, our mark of "no target", would hide it
             raise ValueError(f"the model's loss is not finite (inf or nan) at length {length}: its weights or "
-                             "temperatures hold inf or nan (a diverged model?), or an override makes its logits "
+                             "multipliers hold inf or nan (a diverged model?), or an override makes its logits "
                              "overflow")
         losses.append(torch.where(counted, loss, torch.nan).cpu())
         correct.append(((logits.argmax(-1) == y) & counted).cpu())
@@ -148,7 +147,7 @@ def entropy(weights: torch.Tensor) -> torch.Tensor:
 def attention_entropy(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     """Attention entropy per layer, head and query position, averaged over the batch: (n_layer, H, T)."""
     model.eval()
-    _, weights = model(_token_ids(model, idx), return_weights=True, **overrides)
+    _, weights = model(_token_ids(model, idx), returns="weights", **overrides)
     return torch.stack([entropy(w).mean(0) for w in weights]).cpu()
 
 
@@ -160,8 +159,10 @@ def log_row_sums(scores: torch.Tensor, *, norm="softmax") -> torch.Tensor:
     one_of("attention norm", norm, NORMS)
     if norm == "softmax":
         return scores.logsumexp(dim=-1)
-    r, peak = relu_over_row_peak(scores)
-    return 2 * peak.squeeze(-1).log() + r.square().sum(dim=-1).log()
+    relu = F.relu(scores)
+    peak = relu.amax(dim=-1)
+    r = relu / torch.where(peak > 0, peak, torch.ones_like(peak)).unsqueeze(-1)
+    return 2 * peak.log() + r.square().sum(dim=-1).log()
 
 
 @torch.no_grad()
@@ -172,7 +173,7 @@ def log_normalisers(model, idx: torch.Tensor, **overrides) -> torch.Tensor:
     (what relu2_norm divides by, and what relu2 replaces with n). Averaging log Z (not Z)
     keeps a few rows with huge logits from dominating."""
     model.eval()
-    _, scores = model(_token_ids(model, idx), return_scores=True, **overrides)
+    _, scores = model(_token_ids(model, idx), returns="scores", **overrides)
     norm = "softmax" if model.config.norm == "softmax" else "relu2"
     return torch.stack([log_row_sums(s, norm=norm).mean(0) for s in scores]).cpu()
 
@@ -340,7 +341,7 @@ def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0
     masses, entropies = [], []
     for k, depth in enumerate(depths):
         x, _, needle = retrieval_prompts(corpus, length, depth, trials=trials, seed=seed + k, filler=filler)
-        _, weights = model(x.to(model.device), return_weights=True, **overrides)
+        _, weights = model(x.to(model.device), returns="weights", **overrides)
         attention = torch.stack([w[:, :, queries].cpu() for w in weights], dim=1)  # (B, n_layer, H, rows, T)
         masses.append(needle_mass(attention, needle).mean((0, 3)))
         entropies.append(entropy(attention).mean((0, 3)))

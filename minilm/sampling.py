@@ -18,7 +18,7 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
     ``pretrained`` refuses one of other symbols than it was trained with.
 
     ``temperature`` divides the output logits before sampling (the usual sampling temperature;
-    < 1 is greedier). It is not ``model.temperature``, which multiplies attention logits.
+    < 1 is greedier).
     ``context``: how many of the last characters the model sees (default: max_len);
     set it to the training length to stay where the model was trained."""
     if not model.config.causal:

@@ -64,7 +64,7 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     """AdamW on the parameters that require grad, warmup + cosine, gradient clipping.
 
     ``after_step(model)`` runs after every optimiser step (head-based scaling clamps
-    its temperatures there). Returns the training loss of every step.
+    its multipliers there). Returns the training loss of every step.
 
     Three keywords serve ``python -m minilm.distributed`` (lessons never pass them):
     ``loss_of(x, y)`` -> (the loss to backpropagate, the batch's mean loss), by default
@@ -79,9 +79,9 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
     check.train_args(model, batch_stream, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay, clip=clip)
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     params = [p for _, p in trainable]
-    # Temperatures are never decayed: decay would pull them toward 0, i.e. toward uniform attention.
-    groups = [{"params": [p for name, p in trainable if name != "temperature"]},
-              {"params": [p for name, p in trainable if name == "temperature"], "weight_decay": 0.0}]
+    # Multipliers are never decayed: decay would pull them toward 0, i.e. toward uniform attention.
+    groups = [{"params": [p for name, p in trainable if name != "multiplier"]},
+              {"params": [p for name, p in trainable if name == "multiplier"], "weight_decay": 0.0}]
     optimizer = adamw([g for g in groups if g["params"]], lr=lr, weight_decay=weight_decay)
     device = next(model.parameters()).device
     loss_of = loss_of or (lambda x, y: (lm_loss(model(x.to(device)), y.to(device)),) * 2)

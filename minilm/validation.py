@@ -90,7 +90,7 @@ def finite_number(name: str, value, *, above: float | None = None, at_least: flo
 
 def storable_number(name: str, value, dtype, *, where: str, **bounds) -> None:
     """finite_number (with its bounds and ``why``), and no larger in size than a tensor of the
-    floating ``dtype`` holds (``where``: which tensor, e.g. "model.temperature"): 1e39 is a finite
+    floating ``dtype`` holds (``where``: which tensor, e.g. "model.multiplier"): 1e39 is a finite
     float, but a float32 cannot hold it, and torch says "value cannot be converted to type float
     without overflow"."""
     finite_number(name, value, **bounds)
@@ -140,7 +140,8 @@ N_MODES = ("length", "row")  # besides a positive int (a fixed n)
 BLOCKS = ("gau", "transformer")
 POSITIONS = ("rope", "nope")
 ROPE_SCALINGS = ("pi", "ntk", "yarn")
-EVAL_SETTINGS = ("n", "logn_base", "rope_scaling")  # what model(idx, ...) may evaluate under
+RETURNS = ("weights", "scores")  # the maps attend() and LM.forward return on request
+EVAL_SETTINGS = ("n", "logn_base", "position_rule", "rope_scaling")  # what model(idx, ...) may evaluate under
 ROPE_SCALING_KEYS = {"kind", "factor", "train_len"}
 
 
@@ -199,7 +200,7 @@ def config(c, scaling_class) -> None:
     one_of("block", c.block, BLOCKS)
     layer_positions(c.pos, c.n_layer)
     boolean("Config.causal", c.causal)
-    boolean("Config.learn_temperature", c.learn_temperature)
+    boolean("Config.learn_multiplier", c.learn_multiplier)
     if c.block == "gau" and c.n_head != 1:
         raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={c.n_head})")
     if c.block == "transformer" and c.d_model % c.n_head:
@@ -207,17 +208,14 @@ def config(c, scaling_class) -> None:
     uses_rope = "rope" in ((c.pos,) if isinstance(c.pos, str) else c.pos)
     # A field the chosen block or position does not use must keep its default: set to anything
     # else it would do nothing, silently (and still change the cache key).
-    ignored = {}  # field -> the setting that ignores it
-    if c.block == "transformer":
-        ignored.update(d_k="block='transformer'", expansion="block='transformer'")
-    if not uses_rope:
-        ignored.update(rope_base=f"pos={c.pos!r}", window=f"pos={c.pos!r} (a window applies to the RoPE layers)")
     defaults = {f.name: f.default for f in fields(c)}
-    for name, setting in ignored.items():
+    for name, setting in unused_fields(c).items():
         if getattr(c, name) != defaults[name]:
             raise ValueError(f"Config.{name}={getattr(c, name)!r} has no effect with {setting}; "
                              f"leave it at its default {defaults[name]!r}")
     attention_setting(c.norm, c.n, c.logn_base)
+    if c.position_rule is not None:
+        position_rule_pair(c.position_rule)
     sliding_window(c.window, c.causal)
     if c.rope_scaling is not None and not uses_rope:
         raise ValueError(f"rope_scaling={c.rope_scaling} needs pos='rope' (or a RoPE layer); got pos={c.pos!r}")
@@ -227,6 +225,17 @@ def config(c, scaling_class) -> None:
                          "leave rope_scaling=None")
     if uses_rope:
         rope_args(c.head_dim, c.rope_base, c.rope_scaling, scaling_class)
+
+
+def unused_fields(c) -> dict:
+    """The fields of Config ``c`` its block and position encoding never read -> the setting that
+    ignores them: they must keep their defaults, and a printed Config leaves them out."""
+    unused = {}
+    if c.block == "transformer":
+        unused.update(d_k="block='transformer'", expansion="block='transformer'")
+    if all(pos == "nope" for pos, _ in c.layers):
+        unused.update(rope_base=f"pos={c.pos!r}", window=f"pos={c.pos!r} (a window applies to the RoPE layers)")
+    return unused
 
 
 def layer_positions(pos, n_layer) -> None:
@@ -262,35 +271,38 @@ def config_dict(values, known) -> None:
         raise ValueError("Config.from_dict: the key 'vocab_size' is required")
 
 
-def row_multipliers(name: str, values) -> None:
-    """A tensor of one logit multiplier per query row, every one finite (one host-device sync)."""
-    if not torch.isfinite(values).all().item():
-        raise ValueError(f"{name} must be finite; got {values.tolist()}")
+def position_rule_pair(rule) -> None:
+    """Config.position_rule: a pair (c, L), the slope c >= 0 of 1 + c ln(n_i / L) and a length L."""
+    if not isinstance(rule, tuple) or len(rule) != 2:
+        raise ValueError(f"position_rule must be a pair (c, L): slope and training length; got {rule!r}")
+    finite_number("position_rule slope c", rule[0], at_least=0)
+    positive_int("position_rule L", rule[1])
 
 
 def position_rule(slope, L, T, dtype) -> None:
-    """The per-position rule lambda_i = 1 + c ln(n_i / L): c >= 0, L a length, and its largest
-    multiplier (at the last row) within what ``dtype`` holds: c = 1e39 is a finite float, but
+    """The per-position rule 1 + c ln(n_i / L): c >= 0, L a length, and its largest multiplier
+    (at the last row of length T) within what ``dtype`` holds: c = 1e39 is a finite float, but
     its multipliers are inf, and the logits nan."""
-    finite_number("position_scale slope c", slope, at_least=0)
-    positive_int("position_scale L", L)
-    storable_number("position_scale slope c", slope, dtype, where="the logit multipliers")
+    finite_number("position_rule slope c", slope, at_least=0)
+    positive_int("position_rule L", L)
+    storable_number("position_rule slope c", slope, dtype, where="the logit multipliers")
     largest = 1 + slope * max(0.0, math.log(max(T, 1) / L))
     if largest > torch.finfo(dtype).max:
-        raise ValueError(f"position_scale slope c={slope!r} multiplies the logits at length {T} by {largest:.3g}, "
+        raise ValueError(f"position_rule slope c={slope!r} multiplies the logits at length {T} by {largest:.3g}, "
                          f"more than {dtype_name(dtype)} holds; give a smaller slope")
 
 
-def attend_args(q, k, v, norm, n, window, scale, logn_base, causal, row_scale) -> None:
+def attend_args(q, k, v, norm, n, window, causal, returns) -> None:
     """Everything attend() takes: tensors of matching shapes and one floating dtype, a valid
-    setting, and finite multipliers (a nan or inf scale gives zeros from the fused CPU kernel for
-    short rows and nan for long ones; one host-device sync for a tensor scale or row_scale)."""
-    attention_setting(norm, n, logn_base)
+    setting, and which map to return. Host-only: no host-device sync."""
+    attention_setting(norm, n, None)
     boolean("causal", causal)
     if window is not None:
         positive_int("window", window)
         if not causal:
             raise ValueError(f"window={window} looks back from each query: it needs causal=True")
+    if returns is not None:
+        one_of("returns", returns, RETURNS)
     if not all(torch.is_tensor(t) for t in (q, k, v)):
         raise ValueError(f"q, k and v must be tensors; got {', '.join(type(t).__name__ for t in (q, k, v))}")
     if q.ndim != 4 or k.shape != q.shape or v.ndim != 4 or v.shape[:3] != q.shape[:3]:
@@ -300,39 +312,23 @@ def attend_args(q, k, v, norm, n, window, scale, logn_base, causal, row_scale) -
         )
     if not (q.dtype == k.dtype == v.dtype and q.is_floating_point()):
         raise ValueError(f"q, k and v must be floating point, of one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
-    if torch.is_tensor(scale):
-        if scale.shape != (q.shape[1],):
-            raise ValueError(
-                f"a tensor scale holds one temperature per head, shape ({q.shape[1]},); got {tuple(scale.shape)}"
-            )
-        if not torch.isfinite(scale).all().item():
-            raise ValueError(f"scale must be finite (one temperature per head); got {scale.tolist()}")
-    elif scale is not None:
-        finite_number("scale", scale, why="a temperature: None, a number or a (H,) tensor")
-    if row_scale is not None:
-        if not torch.is_tensor(row_scale) or row_scale.shape != (q.shape[2],):
-            got = tuple(row_scale.shape) if torch.is_tensor(row_scale) else type(row_scale).__name__
-            raise ValueError(f"row_scale holds one multiplier per query row, a tensor of shape ({q.shape[2]},); "
-                             f"got {got}")
-        row_multipliers("row_scale", row_scale)
 
 
-def lm_call(model, idx, setting: dict, position_scale, return_weights, return_scores) -> None:
+def lm_call(model, idx, setting: dict, returns) -> None:
     """What LM.forward takes: lm_input on the host, then lm_values (token ids in the vocabulary,
-    finite temperatures), which costs a host-device sync: skipped in a GPU training step, whose ids
+    finite multipliers), which costs a host-device sync: skipped in a GPU training step, whose ids
     are the corpus's and whose loss is checked at every step."""
-    lm_input(model, idx, setting, position_scale, return_weights, return_scores)
+    lm_input(model, idx, setting, returns)
     if idx.device.type == "cpu" or not model.training:
         lm_values(model, idx)
 
 
-def lm_input(model, idx, setting: dict, position_scale, return_weights, return_scores) -> None:
+def lm_input(model, idx, setting: dict, returns) -> None:
     """Token ids of shape (B, T) on the model's device, at most max_len long; settings it can be
-    evaluated under (EVAL_SETTINGS; Config checks their values); position_scale a pair (c, L)
-    (position_temperature checks a and L)."""
+    evaluated under (EVAL_SETTINGS; Config checks their values)."""
     c = model.config
-    if return_weights and return_scores:
-        raise ValueError("ask for return_weights or return_scores, not both")
+    if returns is not None:
+        one_of("returns", returns, RETURNS)
     if not torch.is_tensor(idx) or idx.dtype not in (torch.int64, torch.int32):
         got = idx.dtype if torch.is_tensor(idx) else type(idx).__name__
         raise ValueError(f"idx must be a LongTensor of token ids; got {got}")
@@ -349,24 +345,21 @@ def lm_input(model, idx, setting: dict, position_scale, return_weights, return_s
                          f"got {', '.join(map(repr, unknown))}")
     if setting.get("rope_scaling") is not None and "rope" not in ((c.pos,) if isinstance(c.pos, str) else c.pos):
         raise ValueError(f"rope_scaling={setting['rope_scaling']} needs a RoPE model; this one has pos={c.pos!r}")
-    if position_scale is not None:
-        if not isinstance(position_scale, tuple) or len(position_scale) != 2:
-            raise ValueError(f"position_scale must be a pair (c, L): slope and training length; got {position_scale!r}")
 
 
 def lm_values(model, idx) -> None:
-    """Token ids within the vocabulary and finite temperatures, in one host-device sync: an id
-    out of range is otherwise torch's bare "index out of range in self", and a nan temperature
+    """Token ids within the vocabulary and finite multipliers, in one host-device sync: an id
+    out of range is otherwise torch's bare "index out of range in self", and a nan multiplier
     zeros or nan weights, silently."""
     vocab = model.config.vocab_size
-    if (((idx >= 0) & (idx < vocab)).all() & torch.isfinite(model.temperature).all()).item():
+    if (((idx >= 0) & (idx < vocab)).all() & torch.isfinite(model.multiplier).all()).item():
         return
     bad = idx[(idx < 0) | (idx >= vocab)]
     if bad.numel():
         raise ValueError(f"token id {bad[0].item()} is out of range: ids must be in [0, {vocab}) "
                          f"(vocab_size={vocab}); were they made by another corpus's tokenizer than the "
                          "model was trained with?")
-    raise ValueError(f"model.temperature must be finite; got {model.temperature.tolist()}")
+    raise ValueError(f"model.multiplier must be finite; got {model.multiplier.tolist()}")
 
 
 def train_args(model, batch_stream, *, steps, lr, warmup, weight_decay, clip) -> None:

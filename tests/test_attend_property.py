@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from minilm.measure import log_row_sums
-from minilm.model import attend, attention_scores, logit_multiplier
+from minilm.model import attend, attention_scores, logn_factor
 from minilm.validation import NORMS
 
 TOLERANCE = {torch.float32: 1e-4}  # relative, per dtype (no profile or lesson runs in a lower precision)
@@ -39,18 +39,22 @@ def draw(seed):
     g = torch.Generator().manual_seed(seed)
     q, k = (magnitude * torch.randn(B, H, T, d, generator=g) for _ in range(2))
     v = torch.randn(B, H, T, e, generator=g)
-    settings = dict(norm=norm, n=n, causal=rng.random() < 0.5, scale=scale, logn_base=logn_base)
-    return q.to(dtype), k.to(dtype), v.to(dtype), settings
+    causal = rng.random() < 0.5
+    # the multiplier m_hi = lambda_h x log(n_i) / log(L), folded into q as a block does
+    lam = torch.as_tensor(1.0 if scale is None else scale).reshape(-1, 1, 1)
+    rows = logn_factor(T, logn_base, causal).view(-1, 1) if logn_base else 1
+    settings = dict(norm=norm, n=n, causal=causal)
+    return (q * (lam * rows)).to(dtype), k.to(dtype), v.to(dtype), settings
 
 
 @pytest.mark.parametrize("seed", range(N_CASES))
 def test_attend_properties_hold_for_random_settings(seed):
     q, k, v, settings = draw(seed)
     dtype, T, tol = q.dtype, q.shape[2], TOLERANCE[q.dtype]
-    out, weights = attend(q, k, v, return_weights=True, **settings)
+    out, weights = attend(q, k, v, returns="weights", **settings)
     assert out.dtype == weights.dtype == dtype
     # the exact result, from the same (rounded) inputs in float64
-    out64, weights64 = attend(q.double(), k.double(), v.double(), return_weights=True, **settings)
+    out64, weights64 = attend(q.double(), k.double(), v.double(), returns="weights", **settings)
     limit = torch.finfo(dtype).max / 4
     assert weights[weights64.abs() < limit].isfinite().all(), settings
     assert out[out64.abs() < limit].isfinite().all(), settings
@@ -69,18 +73,16 @@ def test_attend_properties_hold_for_random_settings(seed):
 
     if settings["norm"] == "softmax":
         # both paths accumulate q k^T in float32, in different orders: logits differ by eps * |S|
-        multiplier = logit_multiplier(T, scale=settings["scale"], logn_base=settings["logn_base"],
-                                      causal=settings["causal"], like=q.double())
-        S = attention_scores(q.double() * multiplier, k.double(), causal=settings["causal"])
+        S = attention_scores(q.double(), k.double(), causal=settings["causal"])
         slack = 4 * torch.finfo(torch.float32).eps * S.masked_fill(S.isinf(), 0).abs().max().item()
-        fused = attend(q, k, v, **settings)
+        fused, _ = attend(q, k, v, **settings)
         torch.testing.assert_close(fused.double(), out.double(), rtol=tol, atol=tol + slack)
 
 
 def test_relu2_norm_stays_finite_where_relu2_of_the_logits_overflows():
     # relu(S)^2 overflows float32 for logits past 1.8e19; and log Z of relu^2 rows past 256 in float16
     q = torch.ones(1, 1, 3, 16)
-    _, weights = attend(q, q, q, norm="relu2_norm", scale=1e19, causal=False, return_weights=True)
+    _, weights = attend(q * 1e19, q, q, norm="relu2_norm", causal=False, returns="weights")
     torch.testing.assert_close(weights, torch.full_like(weights, 1 / 3))
     scores = torch.full((2, 3), 300.0, dtype=torch.float16)
     expected = math.log(3 * 300.0 ** 2)

@@ -13,10 +13,9 @@ from minilm.data import RETRIEVAL_DIGITS, Corpus, batches, default_corpus, mlm_b
 from minilm.measure import (bootstrap_interval, bucket_means, evaluate, extension_ratio, growth_exponent,
                             loss_by_length, needle_attention, retrieval_accuracy)
 from minilm.measure import log_row_sums
-from minilm.model import (LM, Config, RopeScaling, attend, attention_weights,
-                          rope_frequencies)
-from minilm.scaling import (fit_per_position, at_lambda, train_head_scales, uniform_temperature_by_position,
-                            uniform_temperature_search)
+from minilm.model import LM, Config, RopeScaling, attend, attention_weights, rope_angles
+from minilm.scaling import (fit_per_position, at_lambda, train_head_scales, uniform_multiplier_by_position,
+                            uniform_multiplier_search)
 from minilm.cache import pretrained
 from minilm.sampling import generate
 from minilm.training import Recipe
@@ -54,14 +53,14 @@ def ids(*values):
     return torch.tensor([list(values)])
 
 
-def with_nan_temperature():
+def with_nan_multiplier():
     model = tiny()
     with torch.no_grad():
-        model.temperature[0, 1] = NAN
+        model.multiplier[0, 1] = NAN
     return model(ids(1, 2, 3))
 
 
-def enter_nan_temperature():
+def enter_nan_multiplier():
     with at_lambda(tiny(), NAN):
         pass
 
@@ -81,8 +80,8 @@ CASES = {
     "Config rope_base=nan": (lambda: config(rope_base=NAN), ["rope_base", "finite", "got nan"]),
     "Config rope_base str": (lambda: config(rope_base="10000"), ["rope_base", "got '10000'"]),
     "Config causal=None": (lambda: config(causal=None), ["Config.causal", "True or False", "got None"]),
-    "Config learn_temperature='yes'": (lambda: config(learn_temperature="yes"),
-                                       ["Config.learn_temperature", "True or False", "got 'yes'"]),
+    "Config learn_multiplier='yes'": (lambda: config(learn_multiplier="yes"),
+                                       ["Config.learn_multiplier", "True or False", "got 'yes'"]),
     "Config rope_scaling='pi'": (lambda: config(rope_scaling="pi"), ["rope_scaling", "RopeScaling", "got 'pi'"]),
     "Config rope_scaling dict, bad keys": (lambda: config(rope_scaling={"kind": "pi", "factr": 2.0, "train_len": 8}),
                                            ["rope_scaling", "'factor'", "'factr'"]),
@@ -101,29 +100,25 @@ CASES = {
     # RoPE
     "RopeScaling factor=inf": (lambda: RopeScaling("pi", INF, 16), ["factor", "finite number >= 1", "got inf"]),
     "RopeScaling factor=nan": (lambda: RopeScaling("yarn", NAN, 16), ["factor", "finite", "got nan"]),
-    "rope_frequencies NTK dim 2": (lambda: rope_frequencies(2, scaling=RopeScaling("ntk", 2.0, 16)),
-                                   ["NTK", "query width > 2"]),
-    "rope_frequencies odd dim": (lambda: rope_frequencies(7), ["query width 7", "even"]),
-    "rope_frequencies base=1": (lambda: rope_frequencies(8, base=1.0), ["rope_base", "> 1", "got 1.0"]),
+    "rope_angles NTK dim 2": (lambda: rope_angles(4, 2, scaling=RopeScaling("ntk", 2.0, 16)),
+                              ["NTK", "query width > 2"]),
+    "rope_angles odd dim": (lambda: rope_angles(4, 7), ["query width 7", "even"]),
+    "rope_angles base=1": (lambda: rope_angles(4, 8, base=1.0), ["rope_base", "> 1", "got 1.0"]),
     # attention
     "attention_weights norm typo": (lambda: attention_weights(scores(), norm="sofmax"),
                                     ["unknown attention norm 'sofmax'", "'relu2_norm'"]),
     "attention_weights relu2 without n": (lambda: attention_weights(scores(), norm="relu2"),
                                           ["n=None", "positive int", "'length'"]),
     "log_row_sums norm typo": (lambda: log_row_sums(scores(), norm="sofmax"), ["unknown attention norm 'sofmax'"]),
-    "attend scale=nan (T=8, fused)": (lambda: attend(*qkv(8), scale=NAN), ["scale", "finite", "got nan"]),
-    "attend scale=inf (T=16)": (lambda: attend(*qkv(16), scale=INF), ["scale", "finite", "got inf"]),
-    "attend scale=-inf relu2": (lambda: attend(*qkv(), norm="relu2", n=4, scale=-INF), ["scale", "got -inf"]),
-    "attend tensor scale with nan": (lambda: attend(*qkv(), scale=torch.tensor([1.0, NAN])),
-                                     ["scale must be finite", "nan"]),
-    "attend scale=True": (lambda: attend(*qkv(), scale=True), ["scale", "got True"]),
-    "attend scale str": (lambda: attend(*qkv(), scale="2"), ["scale", "got '2'"]),
+    "attend returns a typo": (lambda: attend(*qkv(), returns="weight"),
+                              ["returns", "'weight'", "'weights'", "'scores'"]),
+    "LM returns True": (lambda: tiny()(ids(1, 2), returns=True), ["returns", "True", "'weights'"]),
     # the model
     "LM id >= vocab": (lambda: tiny()(ids(1, VOCAB, 3)), ["token id 20", "[0, 20)", "vocab_size=20"]),
     "LM id < 0": (lambda: tiny()(ids(-1, 2)), ["token id -1", "[0, 20)"]),
     "LM float ids": (lambda: tiny()(torch.ones(1, 3)), ["LongTensor", "torch.float32"]),
     "LM ids as a list": (lambda: tiny()([[1, 2]]), ["LongTensor", "list"]),
-    "LM nan temperature": (with_nan_temperature, ["temperature must be finite", "nan"]),
+    "LM nan temperature": (with_nan_multiplier, ["multiplier must be finite", "nan"]),
     "LM rope_scaling='pi'": (lambda: tiny()(ids(1, 2), rope_scaling="pi"), ["rope_scaling", "RopeScaling", "'pi'"]),
     # batches: checked at the call, before any next()
     "batches batch_size=0": (lambda: batches(default_corpus(), task="causal", batch_size=0, length=8),
@@ -212,11 +207,11 @@ CASES = {
     "retrieval_batch depth=1.5": (lambda: retrieval_batch(default_corpus(), default_corpus().train, 2, 16, depth=1.5),
                                   ["depth", "[0, 1]", "got 1.5"]),
     # temperature scaling
-    "uniform search, empty grid": (lambda: uniform_temperature_search(corpus_model()[1], default_corpus(), 16, [], seed=0),
+    "uniform search, empty grid": (lambda: uniform_multiplier_search(corpus_model()[1], default_corpus(), 16, [], seed=0),
                                    ["grid must be a non-empty list", "got []"]),
-    "uniform search, nan in grid": (lambda: uniform_temperature_search(corpus_model()[1], default_corpus(), 16,
+    "uniform search, nan in grid": (lambda: uniform_multiplier_search(corpus_model()[1], default_corpus(), 16,
                                                                        [1.0, NAN], seed=0), ["lambda of grid", "got nan"]),
-    "uniform by position, empty grid": (lambda: uniform_temperature_by_position(corpus_model()[1], default_corpus(),
+    "uniform by position, empty grid": (lambda: uniform_multiplier_by_position(corpus_model()[1], default_corpus(),
                                                                                 16, [], seed=0),
                                         ["grid must be a non-empty list", "got []"]),
     "fit_per_position, table of the wrong shape": (lambda: fit_per_position(torch.ones(3, 32), [1.0, 1.5], 16,
@@ -224,7 +219,7 @@ CASES = {
                                                    ["one row per lambda of grid (2)", "L=16", "(3, 32)"]),
     "fit_per_position bucket=0": (lambda: fit_per_position(torch.ones(2, 32), [1.0, 1.5], 16, bucket=0),
                                   ["bucket must be a positive int; got 0"]),
-    "temperature context nan": (enter_nan_temperature, ["temperature must be a finite number", "got nan"]),
+    "temperature context nan": (enter_nan_multiplier, ["multiplier must be a finite number", "got nan"]),
     "head scales start=nan": (lambda: train_head_scales(corpus_model()[1], default_corpus(), length=8, start=NAN,
                                                         steps=1, progress=False), ["start", "finite", "got nan"]),
 }

@@ -118,12 +118,12 @@ CALLS = {
     "generate": lambda m, c: minilm.generate(m, c.tokenizer, "def ", 3),
     "train": lambda m, c: minilm.train(m, minilm.data.batches(c, task="causal", batch_size=2, length=16),
                                        steps=2, progress=False),
-    "uniform_temperature_search": lambda m, c: minilm.scaling.uniform_temperature_search(m, c, 16, [1.0, 1.5], seed=0),
+    "uniform_multiplier_search": lambda m, c: minilm.scaling.uniform_multiplier_search(m, c, 16, [1.0, 1.5], seed=0),
     "train_head_scales": lambda m, c: minilm.scaling.train_head_scales(m, c, length=16, start=1.2, steps=2,
                                                                       batch_size=2, progress=False),
     "train_head_scales on the retrieval mixture": lambda m, c: minilm.scaling.train_head_scales(
         m, c, length=16, start=1.2, steps=2, batch_size=2, retrieval=0.5, progress=False),
-    "uniform_temperature_by_position": lambda m, c: minilm.scaling.uniform_temperature_by_position(
+    "uniform_multiplier_by_position": lambda m, c: minilm.scaling.uniform_multiplier_by_position(
         m, c, 16, [1.0, 1.5], sequences=8, seed=0),
 }
 

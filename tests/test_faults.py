@@ -80,7 +80,7 @@ def test_a_flipped_bit_in_the_weights_is_caught_and_retrained():
     (lambda p: p.update(state={"embed.weight": "not a tensor"}), "no state dict"),
     (lambda p: p["state"].pop("ln_out.weight"), "other tensor names"),
     (lambda p: p["state"].update({"embed.weight": torch.zeros(3, 3)}), "embed.weight of shape (3, 3)"),
-    (lambda p: p["state"].update({"temperature": p["state"]["temperature"].half()}), "dtype float16, not"),
+    (lambda p: p["state"].update({"multiplier": p["state"]["multiplier"].half()}), "dtype float16, not"),
     (lambda p: p.pop("history"), "no loss history"),
     (lambda p: p.pop("sha256", None), "checksum"),  # as an older minilm wrote it
     (lambda p: p["history"].__setitem__(0, 0.5), "checksum"),
@@ -356,7 +356,7 @@ def test_without_locks_a_killed_save_is_told_by_its_age(monkeypatch):
 def test_an_interrupted_uniform_search_restores_the_temperatures(monkeypatch):
     model = LM(gau())
     with torch.no_grad():
-        model.temperature.fill_(1.3)
+        model.multiplier.fill_(1.3)
     calls = []
 
     def stop_on_second(*args, **kwargs):
@@ -367,8 +367,8 @@ def test_an_interrupted_uniform_search_restores_the_temperatures(monkeypatch):
 
     monkeypatch.setattr(minilm.scaling, "mean_loss", stop_on_second)
     with pytest.raises(KeyboardInterrupt):
-        minilm.scaling.uniform_temperature_search(model, default_corpus(), 16, [1.0, 2.0, 3.0], seed=0)
-    assert (model.temperature == 1.3).all()
+        minilm.scaling.uniform_multiplier_search(model, default_corpus(), 16, [1.0, 2.0, 3.0], seed=0)
+    assert (model.multiplier == 1.3).all()
 
 
 def _interrupt_after_one_step(monkeypatch):
@@ -383,9 +383,9 @@ def _interrupt_after_one_step(monkeypatch):
     monkeypatch.setattr(minilm.scaling, "train", interrupted)
 
 
-@pytest.mark.parametrize("learn_temperature", [False, True])
-def test_an_interrupted_head_scale_run_leaves_the_model_as_it_was(monkeypatch, learn_temperature):
-    model = LM(Config(**{**gau().to_dict(), "learn_temperature": learn_temperature}))
+@pytest.mark.parametrize("learn_multiplier", [False, True])
+def test_an_interrupted_head_scale_run_leaves_the_model_as_it_was(monkeypatch, learn_multiplier):
+    model = LM(Config(**{**gau().to_dict(), "learn_multiplier": learn_multiplier}))
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
     _interrupt_after_one_step(monkeypatch)
@@ -401,4 +401,4 @@ def test_a_finished_head_scale_run_keeps_its_temperatures_and_restores_the_flags
     flags = {name: p.requires_grad for name, p in model.named_parameters()}
     minilm.scaling.train_head_scales(model, default_corpus(), length=16, start=1.5, steps=3, progress=False)
     assert {name: p.requires_grad for name, p in model.named_parameters()} == flags
-    assert not (model.temperature == 1.0).all()  # trained from 1.5, clamped at >= 1
+    assert not (model.multiplier == 1.0).all()  # trained from 1.5, clamped at >= 1

@@ -36,14 +36,14 @@ def test_entropy_and_normalisers_have_one_value_per_layer_head_position():
     assert ent[:, :, 0].abs().max() < 1e-6          # the first query sees one key
     assert (ent <= torch.log(torch.arange(1, 13.0)) + 1e-5).all()
     log_z = minilm.measure.log_normalisers(model, idx)
-    _, scores = model(idx, return_scores=True)
+    _, scores = model(idx, returns="scores")
     torch.testing.assert_close(log_z[0], scores[0].exp().sum(-1).log().mean(0))
 
 
 def test_normalisers_of_a_relu2_model_sum_relu_squared():
     model = _tiny(norm="relu2", n="length")
     idx = torch.randint(0, default_corpus().tokenizer.vocab_size, (2, 12))
-    _, scores = model(idx, return_scores=True)
+    _, scores = model(idx, returns="scores")
     expected = torch.clamp(scores[1], min=0).square().sum(-1).log().mean(0)
     torch.testing.assert_close(minilm.measure.log_normalisers(model, idx)[1], expected)
 
@@ -112,7 +112,7 @@ def test_a_temperature_is_searched_on_other_batches_than_it_is_scored_on():
     assert SEARCH_SEED != EVAL_SEED and not torch.equal(scored[0][0], searched[0][0])
     torch.manual_seed(0)
     model = minilm.LM(minilm.Config(vocab_size=corpus.tokenizer.vocab_size, d_model=16, n_layer=1, n_head=2)).eval()
-    search = minilm.uniform_temperature_search(model, corpus, 24, [1.0], seed=SEARCH_SEED)
+    search = minilm.uniform_multiplier_search(model, corpus, 24, [1.0], seed=SEARCH_SEED)
     assert search[1.0] == minilm.scaling.mean_loss(model, corpus, 24, seed=SEARCH_SEED) != minilm.scaling.mean_loss(model, corpus, 24)
 
 
@@ -134,9 +134,9 @@ def test_hidden_states_and_layer_writes_against_the_blocks_run_by_hand():
     with torch.no_grad():
         x = model.embed(idx)
         by_hand = [x]
-        for block, (pos, window) in zip(model.blocks, model.config.layers):
-            angles = minilm.rope_angles(10, model.config.head_dim)
-            x, _ = block(x, model.config, angles if pos == "rope" else None, window, 1)
+        angles = minilm.rope_angles(10, model.config.head_dim)
+        for block in model.blocks:
+            x, _ = block(x, model.config, angles, torch.ones(block.n_head))
             by_hand.append(x)
         attention = [block.to_out(rearrange_heads(block, h)) for block, h in zip(model.blocks, by_hand)]
     torch.testing.assert_close(streams, torch.stack(by_hand))
@@ -153,7 +153,7 @@ def rearrange_heads(block, x):
                         three=3, h=block.n_head).unbind(0)
     angles = minilm.rope_angles(x.shape[1], q.shape[-1])
     q, k = minilm.apply_rope(q, angles), minilm.apply_rope(k, angles)
-    out = minilm.attend(q, k, v)
+    out, _ = minilm.attend(q, k, v)
     return rearrange(out, "b h t d -> b t (h d)")
 
 

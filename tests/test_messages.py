@@ -19,10 +19,10 @@ from minilm.data import batches, causal_batch, retrieval_batch
 from minilm.measure import (attention_entropy, bootstrap_interval, bucket_means, entropy, eval_batches,
                             extension_ratio, growth_exponent, loss_by_length, needle_attention, position_probe_r2,
                             prefix_gap, retrieval_accuracy, retrieval_prompts, seed_interval, t_quantile)
-from minilm.model import LM, RopeScaling, apply_rope, attend, rope_angles
+from minilm.model import LM, RopeScaling, apply_rope, attend, logn_factor, rope_angles
 from minilm.sampling import generate
 from minilm.scaling import (fit_log_slope, fit_per_position, length_rule, at_lambda, train_head_scales,
-                            uniform_temperature_by_position, uniform_temperature_search)
+                            uniform_multiplier_by_position, uniform_multiplier_search)
 from minilm.training import train
 
 NAN, INF = float("nan"), float("inf")
@@ -92,11 +92,11 @@ CASES = {
     "eval_batches n_batches=0": (lambda: eval_batches(corpus(), task="causal", length=8, n_batches=0),
                                  ["n_batches must be a positive int; got 0"]),
     # scaling
-    "uniform_temperature_by_position sequences=0": (
-        lambda: uniform_temperature_by_position(model(), corpus(), 16, [1.0], sequences=0, seed=0),
+    "uniform_multiplier_by_position sequences=0": (
+        lambda: uniform_multiplier_by_position(model(), corpus(), 16, [1.0], sequences=0, seed=0),
         ["sequences must be a positive int; got 0"]),
-    "uniform_temperature_by_position sequences=3": (  # was silently read as 8
-        lambda: uniform_temperature_by_position(model(), corpus(), 16, [1.0], sequences=3, seed=0),
+    "uniform_multiplier_by_position sequences=3": (  # was silently read as 8
+        lambda: uniform_multiplier_by_position(model(), corpus(), 16, [1.0], sequences=3, seed=0),
         ["sequences must be a multiple of 8", "got 3"]),
     "seed_interval of a table": (  # was flattened into one long list of "seeds"
         lambda: seed_interval([[0.5, 0.6, 0.7], [0.4, 0.6, 0.8]]), ["one number per seed", "shape (2, 3)"]),
@@ -112,10 +112,10 @@ CASES = {
     "length_rule n=0": (lambda: length_rule("nope_fit", 0, 8), ["n must be", "> 0", "got 0"]),
     "length_rule n str": (lambda: length_rule("su", "8", 2), ["n must be", "got '8'"]),
     "length_rule n=inf": (lambda: length_rule("qwen", INF, 2), ["n must be", "finite", "got inf"]),
-    "temperature tensor of the wrong shape": (lambda: enter(at_lambda(model(), torch.ones(3))),
-                                              ["temperature", "(1, 2)", "(3,)"]),
-    "temperature tensor nan": (lambda: enter(at_lambda(model(), torch.tensor(NAN))),
-                               ["temperature", "finite", "nan"]),
+    "multiplier tensor of the wrong shape": (lambda: enter(at_lambda(model(), torch.ones(3))),
+                                              ["multiplier", "(1, 2)", "(3,)"]),
+    "multiplier tensor nan": (lambda: enter(at_lambda(model(), torch.tensor(NAN))),
+                               ["multiplier", "finite", "nan"]),
     "train_head_scales lr=nan": (lambda: train_head_scales(model(), corpus(), length=8, start=1.0, steps=1,
                                                            lr=NAN, progress=False), ["lr", "got nan"]),
     # training
@@ -171,8 +171,8 @@ ACCEPTED = {
         lambda: retrieval_accuracy(model(), corpus(), range(16, 18), np.array([0.0, 1.0]), trials=2), (2, 2)),
     "loss_by_length, an array of lengths": (lambda: loss_by_length(model(), corpus(), np.array([16, 32]), tokens=256),
                                             None),
-    "uniform_temperature_search, a numpy grid": (
-        lambda: uniform_temperature_search(model(), corpus(), 16, np.linspace(1.0, 2.0, 2, dtype=np.float32), seed=0), None),
+    "uniform_multiplier_search, a numpy grid": (
+        lambda: uniform_multiplier_search(model(), corpus(), 16, np.linspace(1.0, 2.0, 2, dtype=np.float32), seed=0), None),
     "needle_attention, numpy length and depths": (
         lambda: needle_attention(model(), corpus(), np.int64(16), depths=np.array([0.5]), trials=2)["mass"], (1, 2)),
     "extension_ratio, numpy train_len": (lambda: extension_ratio(torch.ones(64), np.int64(16)), None),
@@ -183,12 +183,13 @@ ACCEPTED = {
                                                          lengths=range(8, 9)))[0], (2, 8)),
     "retrieval_batch, numpy depth": (lambda: retrieval_batch(corpus(), corpus().val, 2, 16, depth=np.float32(0.5))[0],
                                      (2, 16)),
-    "attend, numpy scale and logn_base": (lambda: attend(*qkv(), scale=np.float32(1.5), logn_base=np.int64(16)),
-                                          (1, 2, 5, 8)),
+    "attend, numpy n and window": (lambda: attend(*qkv(), norm="relu2", n=np.int64(4), window=np.int64(3))[0],
+                                   (1, 2, 5, 8)),
+    "logn_factor, numpy L": (lambda: logn_factor(5, np.int64(16), True), (5,)),
     "the model, a numpy logn_base": (lambda: model()(idx(), logn_base=np.float32(16)),
                                      (2, 16, default_corpus().tokenizer.vocab_size)),
-    "temperature, a numpy number": (lambda: enter(at_lambda(model(), np.float32(1.2))) or 1.0, None),
-    "temperature, one per head": (lambda: enter(at_lambda(model(), torch.tensor([1.0, 2.0]))) or 1.0, None),
+    "multiplier, a numpy number": (lambda: enter(at_lambda(model(), np.float32(1.2))) or 1.0, None),
+    "multiplier, one per head": (lambda: enter(at_lambda(model(), torch.tensor([1.0, 2.0]))) or 1.0, None),
     "generate, numpy numbers": (lambda: len(generate(model(), corpus().tokenizer, "a", np.int64(2),
                                                      temperature=np.float32(0.5))), None),
     "length_rule, numpy n and L = 1 (lesson 8)": (lambda: length_rule("nope_fit", np.float32(2.0), 1), None),

@@ -1,4 +1,4 @@
-"""The LM: causality, RoPE, permutation equivariance, overrides, temperature, bad configs."""
+"""The LM: causality, RoPE, permutation equivariance, overrides, the multiplier, bad configs."""
 
 import math
 
@@ -130,16 +130,16 @@ def test_override_with_an_invalid_value_raises():
         tiny(block="gau", norm="relu2", n=16)(tokens(), n=0)
 
 
-def test_temperature_is_a_frozen_per_layer_per_head_scale():
+def test_the_multiplier_is_a_frozen_per_layer_per_head_lambda():
     model = tiny(n_layer=3, n_head=2)
-    assert model.temperature.shape == (3, 2)
-    assert not model.temperature.requires_grad
-    assert torch.equal(model.temperature, torch.ones(3, 2))
-    assert "temperature" in model.state_dict()
+    assert model.multiplier.shape == (3, 2)
+    assert not model.multiplier.requires_grad
+    assert torch.equal(model.multiplier, torch.ones(3, 2))
+    assert "multiplier" in model.state_dict()
     idx = tokens()
     with torch.no_grad():
         before = model(idx)
-        model.temperature.fill_(1.5)
+        model.multiplier.fill_(1.5)
         assert (model(idx) - before).abs().max() > 1e-4
 
 
@@ -148,7 +148,7 @@ def test_temperature_does_nothing_to_normalised_relu2():
     idx = tokens()
     with torch.no_grad():
         before = model(idx)
-        model.temperature.fill_(3.0)
+        model.multiplier.fill_(3.0)
         torch.testing.assert_close(model(idx), before)
 
 
@@ -158,8 +158,8 @@ def test_attention_weights_and_scores_of_every_layer(block):
     idx = tokens(T=9)
     H = 1 if block == "gau" else 2
     with torch.no_grad():
-        logits, weights = model(idx, return_weights=True)
-        _, scores = model(idx, return_scores=True)
+        logits, weights = model(idx, returns="weights")
+        _, scores = model(idx, returns="scores")
         torch.testing.assert_close(logits, model(idx))
     assert len(weights) == len(scores) == 3
     for w, s in zip(weights, scores):
@@ -207,7 +207,16 @@ def test_config_round_trips_through_a_dict():
 
 # --- RoPE scaling: PI, NTK-aware and YaRN against their formulas ---------------------------
 
-from minilm.model import RopeScaling, rope_frequencies, yarn_logit_scale  # noqa: E402
+from minilm.model import RopeScaling  # noqa: E402
+
+
+def rope_frequencies(dim, base=10000.0, scaling=None):
+    """theta_i: the angles at position 1."""
+    return rope_angles(2, dim, base, scaling)[1]
+
+
+def yarn_logit_scale(s):
+    return RopeScaling("yarn", s, 1).logit_factor
 
 
 def test_pi_divides_every_frequency_by_the_factor():
@@ -256,6 +265,7 @@ def test_yarn_at_a_long_training_length_keeps_fast_pairs_interpolates_slow_ones_
     assert (yarn[: low + 1] == rope_frequencies(dim)[: low + 1].double()).all()  # kept exactly
     assert yarn_logit_scale(4.0) == pytest.approx((0.1 * math.log(4.0) + 1) ** 2)
     assert yarn_logit_scale(1.0) == 1.0
+    assert RopeScaling("pi", 4.0, 64).logit_factor == RopeScaling("ntk", 4.0, 64).logit_factor == 1.0
 
 
 @pytest.mark.parametrize("kind", ["pi", "ntk", "yarn"])
@@ -270,7 +280,7 @@ def test_rope_scaling_override_takes_effect_and_yarn_scales_the_logits():
     with torch.no_grad():
         default = model(idx)
         assert (model(idx, rope_scaling=RopeScaling("pi", 2.0, 8)) - default).abs().max() > 1e-4
-        _, scores = model(idx, rope_scaling=yarn, return_scores=True)
+        _, scores = model(idx, rope_scaling=yarn, returns="scores")
         # layer 0 by hand: YaRN's angles on q and k, and logits x (0.1 ln s + 1)^2
         block = model.blocks[0]
         q, k, _ = block.to_qkv(block.ln_attn(model.embed(idx))).view(2, 12, 3, 2, 8).permute(2, 0, 3, 1, 4)
@@ -294,9 +304,9 @@ def test_rope_scaling_in_the_config_round_trips_and_is_checked():
         tiny(pos="nope")(tokens(), rope_scaling=RopeScaling("pi", 2.0, 8))
 
 
-def test_learn_temperature_makes_the_temperature_trainable():
-    assert tiny(learn_temperature=True).temperature.requires_grad
-    assert not tiny().temperature.requires_grad
+def test_learn_multiplier_makes_the_multiplier_trainable():
+    assert tiny(learn_multiplier=True).multiplier.requires_grad
+    assert not tiny().multiplier.requires_grad
 
 
 def test_logn_base_of_the_wrong_type_is_refused():

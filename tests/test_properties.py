@@ -164,16 +164,16 @@ def test_attend_gives_finite_outputs_of_the_right_shape_or_names_the_argument(da
         "v": (v, True),
         "norm": draw(arg(st.just(norm), st.just("sofmax"), odds=12)),
         "n": draw(arg(st.just(n), st.just(0 if norm == "relu2" else 4), odds=12)),
-        "scale": draw(arg(st.none() | floats(-3, 3) | st.builds(lambda s: torch.full((H,), s), st.floats(0.1, 3)),
-                          st.sampled_from([NAN, INF, "2", True, torch.ones(H + 1), torch.full((H,), NAN)]))),
-        "logn_base": draw(arg(st.none() | floats(1.01, 1e4) | ints(2, 4096), st.sampled_from([1.0, 0, NAN, "8"]))),
+        "returns": draw(arg(st.sampled_from([None, "weights", "scores"]), st.sampled_from(["weight", True]))),
         "causal": draw(arg(st.booleans(), st.sampled_from([None, 1, "no"]))),
     }
     words = {"k": ["attend expects", "one dtype", "must be tensors"], "n": ["n="], "norm": ["norm"]}
-    out = check(attend, drawn, words)
-    if out is not None:
+    result = check(attend, drawn, words)
+    if result is not None:
+        out, seen = result
         assert out.shape == (B, H, T, e) and out.dtype == dtype
         assert all_finite(out)
+        assert (seen is None) == (drawn["returns"][0] is None)
 
 
 # ---------------------------------------------------------------------------- Recipe and the cache key
@@ -452,7 +452,7 @@ def test_length_rules_and_the_log_fit_are_finite_or_name_the_argument(data):
 def test_the_temperature_context_sets_and_restores_or_names_the_value(data):
     draw = data.draw
     model = tiny_model()
-    before = model.temperature.detach().clone()
+    before = model.multiplier.detach().clone()
     valid = (st.none() | floats(-3, 3) | st.builds(lambda s: torch.full((1, 2), s), st.floats(0, 3))
              | st.builds(lambda a, b: torch.tensor([a, b]), st.floats(0, 3), st.floats(0, 3))
              | st.just(torch.tensor(1.5)))
@@ -461,11 +461,11 @@ def test_the_temperature_context_sets_and_restores_or_names_the_value(data):
 
     def enter(value):
         with at_lambda(model, value):
-            inside = model.temperature.detach().clone()
+            inside = model.multiplier.detach().clone()
         return inside
 
-    inside = check(enter, {"value": (value, ok)}, {"value": ["temperature"]})
-    assert torch.equal(model.temperature, before)  # restored on every exit, an error too
+    inside = check(enter, {"value": (value, ok)}, {"value": ["multiplier"]})
+    assert torch.equal(model.multiplier, before)  # restored on every exit, an error too
     if inside is not None:
         expected = before if value is None else torch.as_tensor(value, dtype=before.dtype).expand_as(before)
         assert torch.equal(inside, expected)
@@ -475,15 +475,15 @@ def test_the_temperature_context_sets_and_restores_or_names_the_value(data):
 @given(st.data())
 def test_the_per_position_rule_gives_finite_logits_unchanged_within_L_or_names_the_argument(data):
     draw = data.draw
-    drawn = {"position_scale": draw(arg(st.tuples(floats(0, 2), ints(1, 16)),
+    drawn = {"position_rule": draw(arg(st.tuples(floats(0, 2), ints(1, 16)),
                                         st.sampled_from([(-0.5, 8), (0.4, 0), (NAN, 8), 0.4, (0.4, 8, 1)])))}
-    words = {"position_scale": ["position_scale"]}
+    words = {"position_rule": ["position_rule"]}
     vocab = tiny_model().config.vocab_size
     idx = torch.randint(0, vocab, (2, 24), generator=torch.Generator().manual_seed(1))
     logits = check(lambda **kw: tiny_model()(idx, **kw), drawn, words)
     if logits is not None:
         assert logits.shape == (2, 24, vocab) and all_finite(logits)
-        L = int(drawn["position_scale"][0][1])
+        L = int(drawn["position_rule"][0][1])
         torch.testing.assert_close(logits[:, :L], tiny_model()(idx)[:, :L])   # within L the rule is 1
 
 

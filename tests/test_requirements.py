@@ -42,7 +42,7 @@ def listed_requirements() -> set[str]:
 
 def unlisted_imports(files: list[Path], listed: set[str]) -> list[str]:
     """Each third-party module imported by ``files`` that no distribution in ``listed`` installs."""
-    local = {"minilm"} | {path.stem for path in tracked_python_files()}  # the package, tools/ scripts
+    local = {"minilm", "course"} | {path.stem for path in tracked_python_files()}  # the package, tools/ scripts
     distributions = importlib.metadata.packages_distributions()
     missing = []
     for path in files:

@@ -11,7 +11,7 @@ from minilm import Recipe, default_corpus
 from minilm.data import batches
 from minilm.data import IGNORE_INDEX, RETRIEVAL_DIGITS, retrieval_batch
 from minilm.measure import bootstrap_interval, needle_attention, retrieval_accuracy, retrieval_prompts
-from minilm.scaling import uniform_temperature_by_position
+from minilm.scaling import uniform_multiplier_by_position
 
 
 def corpus():
@@ -125,7 +125,7 @@ def _nope(seed=0):
 def test_needle_attention_of_uniform_attention_is_needle_over_keys_with_entropy_log_keys():
     model = _nope()
     with torch.no_grad():
-        model.temperature.fill_(0.0)  # every logit 0: each query attends uniformly to the keys it sees
+        model.multiplier.fill_(0.0)  # every logit 0: each query attends uniformly to the keys it sees
     result = needle_attention(model, corpus(), 40, trials=4)
     keys = 40 - RETRIEVAL_DIGITS + 1  # the "?" sits at position 40 - D and sees every position up to it
     assert result["keys"] == keys
@@ -139,7 +139,7 @@ def test_needle_attention_sees_a_head_that_looks_at_the_needle():
     assert result["mass"].shape == result["entropy"].shape == (2, 2)
     assert ((result["mass"] > 0) & (result["mass"] < 1)).all()
     with torch.no_grad():
-        model.temperature.fill_(50.0)  # sharp attention: mass concentrates somewhere, entropy falls
+        model.multiplier.fill_(50.0)  # sharp attention: mass concentrates somewhere, entropy falls
     assert needle_attention(model, corpus(), 40, trials=4)["entropy"].max() < result["entropy"].min()
 
 
@@ -158,12 +158,12 @@ def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_rows():
 
 def test_temperature_by_position_is_the_loss_by_position_at_each_lambda_and_restores_the_model():
     model = _nope()
-    before = model.temperature.detach().clone()
-    table = uniform_temperature_by_position(model, corpus(), 24, [1.0, 2.0], sequences=8, seed=minilm.measure.EVAL_SEED)
+    before = model.multiplier.detach().clone()
+    table = uniform_multiplier_by_position(model, corpus(), 24, [1.0, 2.0], sequences=8, seed=minilm.measure.EVAL_SEED)
     assert table.shape == (2, 24)
-    assert torch.equal(model.temperature, before)
+    assert torch.equal(model.multiplier, before)
     with torch.no_grad():
-        model.temperature.fill_(2.0)
+        model.multiplier.fill_(2.0)
     torch.testing.assert_close(table[1], minilm.loss_by_position(model, corpus(), 24, batch_size=8, n_batches=1))
 
 
@@ -185,15 +185,15 @@ def test_the_per_position_fit_recovers_a_planted_slope():
 def test_the_temperature_context_sets_every_head_and_restores_on_an_error():
     model = _nope()
     with minilm.at_lambda(model, 1.5):
-        assert (model.temperature == 1.5).all()
-    assert (model.temperature == 1.0).all()
+        assert (model.multiplier == 1.5).all()
+    assert (model.multiplier == 1.0).all()
     per_head = torch.tensor([[1.1, 1.2], [1.3, 1.4]])
     with pytest.raises(RuntimeError, match="inside"):
         with minilm.at_lambda(model, per_head):
-            assert torch.equal(model.temperature.detach(), per_head)
+            assert torch.equal(model.multiplier.detach(), per_head)
             raise RuntimeError("inside")
-    assert (model.temperature == 1.0).all()
-    with pytest.raises(ValueError, match="temperature"):
+    assert (model.multiplier == 1.0).all()
+    with pytest.raises(ValueError, match="multiplier"):
         with minilm.at_lambda(model, float("nan")):
             pass
 
@@ -207,18 +207,18 @@ def test_the_retrieval_search_picks_the_best_lambda_and_leaves_the_model_as_it_w
     # A stand-in score that peaks at lambda = 1.6, read off the temperature the search has set.
     def score(model, corpus, lengths, depths, *, trials, seed, filler):
         assert (lengths, list(depths), trials, seed, filler) == ([96], [0.0, 0.5, 1.0], 50, 2024, "text")  # search prompts
-        return torch.full((1, len(depths)), 1 - abs(model.temperature.mean().item() - 1.6))
+        return torch.full((1, len(depths)), 1 - abs(model.multiplier.mean().item() - 1.6))
 
     monkeypatch.setattr(minilm.experiments, "retrieval_accuracy", score)
     model = tiny_nope()
     assert minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96) == 1.6
-    assert torch.equal(model.temperature, torch.ones_like(model.temperature))
+    assert torch.equal(model.multiplier, torch.ones_like(model.multiplier))
 
 
 def test_the_retrieval_search_of_a_subset_sets_lambda_on_its_heads_alone(monkeypatch):
     # The stand-in score peaks when the marked head's lambda is 3.0 and the other stays at 1.
     def score(model, corpus, lengths, depths, *, trials, seed, filler):
-        marked, other = model.temperature[0].tolist()
+        marked, other = model.multiplier[0].tolist()
         return torch.full((1, len(depths)), 1 - abs(marked - 3.0) - abs(other - 1.0))
 
     monkeypatch.setattr(minilm.experiments, "retrieval_accuracy", score)
@@ -228,7 +228,7 @@ def test_the_retrieval_search_of_a_subset_sets_lambda_on_its_heads_alone(monkeyp
     assert minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96, heads=heads, grid=grid) == 3.0
     # on every head the score ties over [1, 3] (the smallest wins): the mask is what finds 3.0
     assert minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96, grid=grid) == 1.0
-    assert torch.equal(model.temperature, torch.ones_like(model.temperature))
+    assert torch.equal(model.multiplier, torch.ones_like(model.multiplier))
     with pytest.raises(ValueError, match="grid"):
         minilm.experiments.best_uniform_for_retrieval(model, corpus(), 96, grid=[])
 
@@ -279,7 +279,7 @@ def test_a_recipe_of_random_filler_streams_retrieval_batches_and_text_is_refused
 def test_needle_attention_of_the_answer_rows_averages_the_rows_that_predict_the_key():
     model = _nope()
     with torch.no_grad():
-        model.temperature.fill_(0.0)  # uniform rows: row i of the answer sees one key more than row i - 1
+        model.multiplier.fill_(0.0)  # uniform rows: row i of the answer sees one key more than row i - 1
     result = needle_attention(model, corpus(), 40, trials=4, rows="answer", filler="random")
     seen = [40 - RETRIEVAL_DIGITS + 1 + k for k in range(RETRIEVAL_DIGITS)]
     torch.testing.assert_close(result["mass"], torch.full((2, 2), sum((RETRIEVAL_DIGITS + 1) / n for n in seen) / len(seen)))

@@ -16,7 +16,7 @@ from minilm.measure import bootstrap_interval, over_seeds, seed_interval, t_quan
 from minilm.model import LM
 from minilm.profiles import PROFILES, SIZES, Profile, profile
 from minilm.sampling import generate
-from minilm.scaling import fit_per_position, length_rule, train_head_scales, uniform_temperature_search
+from minilm.scaling import fit_per_position, length_rule, train_head_scales, uniform_multiplier_search
 
 NAN = float("nan")
 P = PROFILES["cpu"]
@@ -68,9 +68,9 @@ REFUSED = {
     "train_head_scales, a start float32 cannot hold": (
         lambda: train_head_scales(model(), default_corpus(), length=16, start=1e39, clamp=False, steps=2,
                                   progress=False),
-        ["start must be at most 3.4e+38 in size", "model.temperature (float32)", "got 1e+39"]),
+        ["start must be at most 3.4e+38 in size", "model.multiplier (float32)", "got 1e+39"]),
     "uniform search, a lambda float32 cannot hold": (
-        lambda: uniform_temperature_search(model(), default_corpus(), 16, [1.0, 1e39], seed=0),
+        lambda: uniform_multiplier_search(model(), default_corpus(), 16, [1.0, 1e39], seed=0),
         ["each lambda of grid", "float32", "got 1e+39"]),
     # experiments and profiles
     "controlled_models, positions a str": (lambda: controlled_models(P, default_corpus(), positions="nope"),
@@ -173,12 +173,12 @@ def test_a_nan_aware_statistic_bootstraps_masked_rows():
 
 def test_head_scaling_that_diverges_names_its_step_and_restores_the_model():
     m = model()
-    before = m.temperature.detach().clone()
+    before = m.multiplier.detach().clone()
     with pytest.raises(FloatingPointError, match="diverged at step 1 of 3"):
         # q x 3e38 overflows float32: the loss is nan on every device (1e30 made a nan gradient
         # on the CPU only, and a GPU trained on)
         train_head_scales(m, default_corpus(), length=16, start=3e38, clamp=False, steps=3, progress=False)
-    assert torch.equal(m.temperature.detach(), before)
+    assert torch.equal(m.multiplier.detach(), before)
 
 
 def test_head_scaling_from_1_with_the_clamp_still_runs():

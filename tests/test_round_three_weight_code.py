@@ -7,14 +7,9 @@ import torch
 
 from minilm import Config, Corpus, default_corpus
 from minilm.data import RANDOM_FILLER, batches, retrieval_rows
-from minilm.model import LM, attend, position_temperature
+from minilm.model import LM, position_rule
 
 NAN, INF = float("nan"), float("inf")
-
-
-def qkv(T=6):
-    g = torch.Generator().manual_seed(0)
-    return tuple(torch.randn(1, 2, T, 8, generator=g) for _ in range(3))
 
 
 def tiny():
@@ -22,23 +17,14 @@ def tiny():
     return LM(Config(vocab_size=12, d_model=16, n_layer=1, n_head=2, pos="nope")).eval()
 
 
-@pytest.mark.parametrize("bad", [NAN, INF, -INF])
-def test_attend_refuses_a_row_scale_that_is_not_finite(bad):
-    rows = torch.ones(6)
-    rows[3] = bad
-    with pytest.raises(ValueError, match=r"row_scale must be finite.*" + ("nan" if bad != bad else "inf")):
-        attend(*qkv(), row_scale=rows)
-    assert attend(*qkv(), row_scale=torch.ones(6)).isfinite().all()  # the control: a finite row_scale
-
-
 def test_a_position_slope_whose_multipliers_overflow_is_refused_not_nan():
     idx = torch.tensor([list(range(1, 12))])
     with pytest.raises(ValueError, match=r"slope c must be at most 3.4e\+38 .* \(float32\) can hold; got 1e\+39"):
-        tiny()(idx, position_scale=(1e39, 8))  # a float32 c is inf, and inf x ln(n_i / L) inf or nan
+        tiny()(idx, position_rule=(1e39, 8))  # a float32 c is inf, and inf x ln(n_i / L) inf or nan
     with pytest.raises(ValueError, match=r"slope c=3e\+38 multiplies the logits at length 32 by 4.16e\+38, more"):
-        position_temperature(32, 3e38, 8, True)  # 1 + c ln 4; at length 24, 1 + c ln 3 = 3.3e38 still fits
-    assert position_temperature(24, 3e38, 8, True).isfinite().all()
-    assert tiny()(idx, position_scale=(0.5, 8)).isfinite().all()  # the control: a slope float32 holds
+        position_rule(32, 3e38, 8, True)  # 1 + c ln 4; at length 24, 1 + c ln 3 = 3.3e38 still fits
+    assert position_rule(24, 3e38, 8, True).isfinite().all()
+    assert tiny()(idx, position_rule=(0.5, 8)).isfinite().all()  # the control: a slope float32 holds
 
 
 def test_an_empty_corpus_is_refused_where_it_is_made(tmp_path):

@@ -17,7 +17,7 @@ from minilm.measure import (evaluate, loss_by_length, needle_attention, ngram_ba
                             retrieval_accuracy)
 from minilm.model import LM, RopeScaling
 from minilm.sampling import generate
-from minilm.scaling import train_head_scales, uniform_temperature_search
+from minilm.scaling import train_head_scales, uniform_multiplier_search
 
 VOCAB = default_corpus().tokenizer.vocab_size
 TINY = Recipe(steps=3, batch_size=4, length=16, warmup=1)
@@ -152,7 +152,7 @@ def test_a_pretrained_model_refuses_a_corpus_with_another_vocabulary():
         "loss_by_length": lambda m: loss_by_length(m, OTHER, [16], tokens=256),
         "retrieval_accuracy": lambda m: retrieval_accuracy(m, OTHER, [16], [0.5], trials=2),
         "needle_attention": lambda m: needle_attention(m, OTHER, 16, depths=[0.5], trials=2),
-        "uniform_temperature_search": lambda m: uniform_temperature_search(m, OTHER, 16, [1.0], seed=0),
+        "uniform_multiplier_search": lambda m: uniform_multiplier_search(m, OTHER, 16, [1.0], seed=0),
         "train_head_scales": lambda m: train_head_scales(m, OTHER, length=16, start=1.0, steps=1, progress=False),
         "generate": lambda m: generate(m, OTHER.tokenizer, "the ", 2),
     }

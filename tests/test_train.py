@@ -169,40 +169,40 @@ def test_training_a_frozen_model_moves_only_the_temperature_and_after_step_clamp
     model = minilm.LM(gau())
     for p in model.parameters():
         p.requires_grad_(False)
-    model.temperature.requires_grad_(True)
+    model.multiplier.requires_grad_(True)
     before = {name: p.clone() for name, p in model.named_parameters()}
     stream = minilm.data.batches(default_corpus(), task="causal", batch_size=4, length=32)
-    clamp = lambda m: m.temperature.clamp_(min=1.0)
+    clamp = lambda m: m.multiplier.clamp_(min=1.0)
     minilm.training.train(model, stream, steps=20, lr=0.05, weight_decay=0.5, after_step=clamp, progress=False)
     for name, p in model.named_parameters():
-        assert torch.equal(p, before[name]) != (name == "temperature"), name
-    assert (model.temperature >= 1.0).all()
+        assert torch.equal(p, before[name]) != (name == "multiplier"), name
+    assert (model.multiplier >= 1.0).all()
 
 
 def test_temperature_is_not_pulled_toward_zero_by_weight_decay():
-    model = minilm.LM(gau(learn_temperature=True))
+    model = minilm.LM(gau(learn_multiplier=True))
     for name, p in model.named_parameters():
-        p.requires_grad_(name == "temperature")
+        p.requires_grad_(name == "multiplier")
     # no gradient signal at lr ~ 0 except decay: with decay on, 1.0 would shrink
     stream = minilm.data.batches(default_corpus(), task="causal", batch_size=2, length=16)
     minilm.training.train(model, stream, steps=5, lr=1e-8, weight_decay=1e6, progress=False)
-    torch.testing.assert_close(model.temperature, torch.ones_like(model.temperature), atol=1e-5, rtol=0)
+    torch.testing.assert_close(model.multiplier, torch.ones_like(model.multiplier), atol=1e-5, rtol=0)
 
 
 def test_uniform_search_restores_the_temperatures_and_head_scaling_trains_only_them():
-    from minilm.scaling import train_head_scales, uniform_temperature_search
+    from minilm.scaling import train_head_scales, uniform_multiplier_search
 
     model = minilm.LM(gau(norm="softmax", n=None))
-    model.temperature.fill_(1.3)
-    losses = uniform_temperature_search(model, default_corpus(), 32, [1.0, 2.0], seed=0)
+    model.multiplier.fill_(1.3)
+    losses = uniform_multiplier_search(model, default_corpus(), 32, [1.0, 2.0], seed=0)
     assert set(losses) == {1.0, 2.0} and losses[1.0] != losses[2.0]
-    assert (model.temperature == 1.3).all()
-    weights = {name: p.clone() for name, p in model.named_parameters() if name != "temperature"}
+    assert (model.multiplier == 1.3).all()
+    weights = {name: p.clone() for name, p in model.named_parameters() if name != "multiplier"}
     train_head_scales(model, default_corpus(), length=32, start=1.5, steps=5, progress=False)
-    assert not model.temperature.requires_grad and (model.temperature >= 1).all()
-    assert not (model.temperature == 1.5).all()
+    assert not model.multiplier.requires_grad and (model.multiplier >= 1).all()
+    assert not (model.multiplier == 1.5).all()
     for name, p in model.named_parameters():
-        if name != "temperature":
+        if name != "multiplier":
             assert torch.equal(p, weights[name]), name
 
 

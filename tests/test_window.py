@@ -38,20 +38,20 @@ def test_windowed_attention_is_attention_over_the_window_alone(norm, n):
     g = torch.Generator().manual_seed(0)
     B, H, T, w = 2, 3, 10, 4
     q, k, v = (torch.randn(B, H, T, 8, generator=g, dtype=torch.float64) for _ in range(3))
-    out, weights = attend(q, k, v, norm=norm, n=n, window=w, return_weights=True)
+    out, weights = attend(q, k, v, norm=norm, n=n, window=w, returns="weights")
     assert torch.equal(weights == 0, ~reference_visible(T, True, w) | (weights == 0))  # nothing outside
     for i in range(T):
         lo = max(0, i - w + 1)
         sub_n = n if n != "row" else "length"   # the slice's last row sees all i - lo + 1 keys
-        sub = attend(q[:, :, lo:i + 1], k[:, :, lo:i + 1], v[:, :, lo:i + 1], norm=norm, n=sub_n)
+        sub, _ = attend(q[:, :, lo:i + 1], k[:, :, lo:i + 1], v[:, :, lo:i + 1], norm=norm, n=sub_n)
         torch.testing.assert_close(out[:, :, i], sub[:, :, -1])
 
 
 def test_fused_softmax_with_a_window_equals_the_explicit_path():
     g = torch.Generator().manual_seed(1)
     q, k, v = (torch.randn(2, 2, 12, 8, generator=g) for _ in range(3))
-    fused = attend(q, k, v, window=5)
-    explicit, _ = attend(q, k, v, window=5, return_weights=True)
+    fused, _ = attend(q, k, v, window=5)
+    explicit, _ = attend(q, k, v, window=5, returns="weights")
     torch.testing.assert_close(fused, explicit, atol=1e-6, rtol=1e-5)
 
 
@@ -87,7 +87,7 @@ def test_a_hybrids_global_nope_layer_reads_every_key():
     assert hybrid.config.layers == (("rope", 4), ("rope", 4), ("rope", 4), ("nope", None))
     assert all(changes_at(hybrid, 39, j) for j in (0, 10, 29))
     idx = torch.randint(0, V, (2, 40), generator=torch.Generator().manual_seed(3))
-    _, weights = hybrid(idx, return_weights=True)
+    _, weights = hybrid(idx, returns="weights")
     assert (weights[3][..., torch.tril(torch.ones(40, 40, dtype=torch.bool))] > 0).all()  # every key j <= i
     assert (weights[0][..., ~reference_visible(40, True, 4)] == 0).all()
 
@@ -99,7 +99,7 @@ def test_row_rules_count_the_keys_each_layer_sees():
     idx = torch.randint(0, V, (1, 12), generator=torch.Generator().manual_seed(4))
     for pos, window in ((("rope", "nope"), 4), (("nope", "rope"), None)):
         model = tiny(pos, 4, n_layer=2)
-        (_, plain), (_, scaled) = (model(idx, return_scores=True, **s) for s in ({}, dict(logn_base=8)))
+        (_, plain), (_, scaled) = (model(idx, returns="scores", **s) for s in ({}, dict(logn_base=8)))
         n_i = torch.tensor([float(i + 1 if window is None else min(i + 1, window)) for i in range(12)])
         ratio = scaled[0][0, 0] / plain[0][0, 0]
         kept = torch.isfinite(ratio) & (plain[0][0, 0].abs() > 1e-3)
