@@ -39,7 +39,8 @@ from tqdm import tqdm
 
 from .data import Corpus, default_corpus
 from .model import LM, Config
-from .training import Recipe, check_init, check_pair, initial_model, pick_device, train_by_recipe
+from .training import Recipe, initial_model, pick_device, train_by_recipe
+from . import validation as check
 from .validation import boolean, dtype_name
 
 
@@ -375,24 +376,6 @@ def load_cached(path: Path, key: dict, expected: dict | None = None):
     return payload
 
 
-def _checked_job(config, recipe, corpus, init) -> Corpus:
-    """Validate one model to train; returns the corpus it trains on."""
-    if not isinstance(config, Config) or not isinstance(recipe, Recipe):
-        raise ValueError(f"pretrained needs a Config and a Recipe; got {type(config).__name__} "
-                         f"and {type(recipe).__name__}")
-    if corpus is not None and not isinstance(corpus, Corpus):
-        raise ValueError(f"corpus must be a minilm.Corpus or None; got {type(corpus).__name__}")
-    if init is not None and not isinstance(init, LM):
-        raise ValueError(f"init must be a minilm.LM or None; got {type(init).__name__}")
-    corpus = corpus or default_corpus()
-    if config.vocab_size != corpus.tokenizer.vocab_size:
-        raise ValueError(f"config.vocab_size={config.vocab_size} but the corpus has "
-                         f"{corpus.tokenizer.vocab_size} symbols")
-    check_pair(config, recipe)
-    check_init(config, init)
-    return corpus
-
-
 def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | None = None,
                init: LM | None = None, use_cache: bool = True, progress: bool = True):
     """Train ``LM(config)`` by ``recipe`` (or load it from the cache). Returns (model, history).
@@ -405,19 +388,33 @@ def pretrained(config: Config, recipe: Recipe = Recipe(), *, corpus: Corpus | No
     does not match its checksum is retrained (with a warning); a cache folder that cannot be
     written fails before training, not after (a read-only cache still loads what it holds);
     a save that fails after training returns the model anyway (with a warning).
+
+    The arguments are checked here, once (_job: validation.job, and init against the model built);
+    the cache, the training loop and the recipe's stream below take them as checked.
     """
-    corpus = _checked_job(config, recipe, corpus, init)
     boolean("use_cache", use_cache)
     boolean("progress", progress)
-    return _pretrained(config, recipe, corpus, init, use_cache, progress)
+    corpus = default_corpus() if corpus is None else corpus
+    model, key = _job(config, recipe, corpus, init)
+    return _pretrained(model, key, recipe, corpus, use_cache, progress)
 
 
-def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None, unsaved=None):
-    """pretrained() on checked arguments; ``on_step(step, optimizer, history)`` as in train().
-    ``unsaved(message)``: called instead of warning when the trained model cannot be saved."""
-    key = cache_key(config, recipe, corpus, init)
+JOB_KINDS = (Config, Recipe, Corpus, LM)  # what validation.job checks the arguments of a job to be
+
+
+def _job(config, recipe, corpus, init) -> tuple[LM, dict]:
+    """One model to train, where it enters (pretrained, pretrained_many), and the only place it is
+    checked: its arguments (validation.job), then the model built once (_untrained; a fine-tune's
+    init is checked against it there). Returns (the untrained model, its cache key)."""
+    check.job(config, recipe, corpus, init, JOB_KINDS)
+    return _untrained(config, recipe, corpus, init), cache_key(config, recipe, corpus, init)
+
+
+def _pretrained(model, key, recipe, corpus, use_cache, progress, on_step=None, unsaved=None):
+    """pretrained() of the untrained ``model`` of a checked job (_job) and its cache ``key``;
+    ``on_step(step, optimizer, history)`` as in train(). ``unsaved(message)``: called instead of
+    warning when the trained model cannot be saved."""
     path = cache_path(key)
-    model = _untrained(config, recipe, corpus, init)
     payload = load_cached(path, key, expected=model.state_dict()) if use_cache else None
     if payload is not None:  # a read-only cache is fine for loading
         sweep(path)  # what a killed run of this model left, even if it was stored by another run
@@ -425,6 +422,7 @@ def _pretrained(config, recipe, corpus, init, use_cache, progress, on_step=None,
     if use_cache:
         prepare_cache(path)  # now, not after training, if the result could not be stored
 
+    config = model.config
     history = train_by_recipe(model, recipe, recipe.stream(corpus), progress=progress, on_step=on_step,
                               desc=f"{config.block} {config.norm} seed {recipe.seed}")
     if use_cache:
@@ -454,18 +452,21 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
     on one thread (as pretrained() trains), and are then loaded from the cache: on 2 cores
     about 1.4x the throughput of training them one after another with 2 threads. On a GPU, or with a single
     model to train, they train one after another in this process.
+
+    Every job is checked, and its model built, before any trains (_job, as in pretrained()): a
+    bad job fails before the others spend time training.
     """
     if not isinstance(jobs, dict) or not jobs:
         raise ValueError(f"pretrained_many needs a non-empty dict {{name: (config, recipe[, init])}}; got {jobs!r}")
     boolean("progress", progress)
-    specs = {}
+    corpus = default_corpus() if corpus is None else corpus
+    specs = {}  # {name: (config, recipe, init, untrained model, cache key)}: all checked first
     for name, job in jobs.items():
         if not isinstance(job, tuple) or len(job) not in (2, 3):
             raise ValueError(f"job {name!r} must be a tuple (config, recipe) or (config, recipe, init); got {job!r}")
         config, recipe, init = (*job, None)[:3]
-        corpus = _checked_job(config, recipe, corpus, init)
-        specs[name] = (config, recipe, init)
-    paths = {name: cache_path(cache_key(config, recipe, corpus, init)) for name, (config, recipe, init) in specs.items()}
+        specs[name] = (config, recipe, init, *_job(config, recipe, corpus, init))
+    paths = {name: cache_path(key) for name, (*_, key) in specs.items()}
     missing = {}  # by cache file: a model asked for under two names trains once
     for name, path in paths.items():
         if not path.is_file():
@@ -477,11 +478,11 @@ def pretrained_many(jobs: dict, *, corpus: Corpus | None = None, progress: bool 
     if pick_device().type == "cpu" and workers > 1:
         unsaved = _train_side_by_side(missing, corpus, workers, progress)
     models = {}
-    for name, (config, recipe, init) in specs.items():
+    for name, (config, recipe, _, model, key) in specs.items():
         try:  # the models trained before a failure stay cached: each is saved as it finishes
             kept = unsaved.get(paths[name])
-            models[name] = (_pretrained(config, recipe, corpus, init, True, progress) if kept is None
-                            else (_trained(_untrained(config, recipe, corpus, init), kept[0]), kept[1]))
+            models[name] = (_pretrained(model, key, recipe, corpus, True, progress) if kept is None
+                            else (_trained(model, kept[0]), kept[1]))
         except Exception as error:
             raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed: "
                                f"{type(error).__name__}: {error}") from error
@@ -492,7 +493,7 @@ def _describe(config, recipe) -> str:
     return f"training {config.block} {config.norm} seed {recipe.seed}"
 
 
-def _untrained(config, recipe, corpus, init) -> LM:
+def _untrained(config, recipe, corpus, init=None) -> LM:
     """The model _pretrained trains: initial_model, on pick_device(), knowing the corpus's symbols
     (measurement refuses a corpus of other symbols)."""
     model = initial_model(config, recipe, init)
@@ -508,9 +509,10 @@ def _trained(model: LM, state: dict) -> LM:
 
 
 def _train_side_by_side(jobs: dict, corpus: Corpus, workers: int, progress: bool) -> dict:
-    """Train each {cache path: (name, config, recipe, init)} of ``jobs`` into the cache, in ``workers``
-    processes. Returns {cache path: (state, history)} of the models that could not be saved (a full
-    disk: each is warned about here, and returned, not lost).
+    """Train each {cache path: (name, config, recipe, init, model, key)} of ``jobs`` (checked by
+    pretrained_many) into the cache, in ``workers`` processes. Returns {cache path: (state,
+    history)} of the models that could not be saved (a full disk: each is warned about here, and
+    returned, not lost).
 
     Processes are started with "spawn" (a fresh interpreter: forking a process that already
     runs torch's threads can hang); a script that calls this must guard its top level with
@@ -536,13 +538,13 @@ def _train_side_by_side(jobs: dict, corpus: Corpus, workers: int, progress: bool
         process.start()
     for queue_to_workers in (tasks, corpora):
         queue_to_workers.cancel_join_thread()
-    for index, (_, config, recipe, init) in enumerate(specs):
-        init_weights = None if init is None else (init.config, {k: t.cpu() for k, t in init.state_dict().items()})
-        tasks.put((index, config, recipe, init_weights))
+    for index, (_, config, recipe, init, _, key) in enumerate(specs):
+        init_state = None if init is None else {k: t.cpu() for k, t in init.state_dict().items()}
+        tasks.put((index, config, recipe, key, init_state))
     for _ in processes:
         tasks.put(None)  # one stop sign per worker
         corpora.put(corpus)
-    bar = tqdm(total=sum(recipe.steps for _, _, recipe, _ in specs), desc=f"training {len(specs)} models, "
+    bar = tqdm(total=sum(spec[2].steps for spec in specs), desc=f"training {len(specs)} models, "
                f"{workers} at a time", disable=not progress, mininterval=0.5, file=sys.stdout)
     final_loss, failed, unsaved = {}, [], {}  # failed: (index, the worker's traceback)
     finished = False
@@ -588,13 +590,13 @@ def _train_side_by_side(jobs: dict, corpus: Corpus, workers: int, progress: bool
             open_queue.close()
     if failed:
         index, error = failed[0]
-        name, config, recipe, _ = specs[index]
+        name, config, recipe, *_ = specs[index]
         others = ", ".join(repr(specs[i][0]) for i, _ in failed[1:])
         raise RuntimeError(f"job {name!r}: {_describe(config, recipe)} failed in its worker process"
                            f"{f' (and job(s) {others})' if others else ''}; the {len(final_loss)} job(s) that "
                            f"finished are cached:\n{error}")
     if progress:
-        for index, (_, config, recipe, _) in enumerate(specs):
+        for index, (_, config, recipe, *_) in enumerate(specs):
             print(f"{config.block} {config.norm} seed {recipe.seed}: {recipe.steps} steps, "
                   f"final loss {final_loss[index]:.3f}")
     return unsaved
@@ -629,14 +631,13 @@ def _train_worker(tasks, messages, corpora, stop) -> None:
 
 def _train_jobs(tasks, messages, corpora, stop) -> None:
     corpus = corpora.get()
-    for index, config, recipe, init_weights in iter(tasks.get, None):
+    for index, config, recipe, key, init_state in iter(tasks.get, None):
         if stop.is_set():
             return
         try:
-            init = None
-            if init_weights is not None:
-                init = LM(init_weights[0])
-                init.load_state_dict(init_weights[1])
+            model = _untrained(config, recipe, corpus)
+            if init_state is not None:  # a fine-tune: init's weights, checked by the caller
+                model.load_state_dict(init_state)
             reported = 0
 
             def report(step, optimizer, history):
@@ -646,7 +647,7 @@ def _train_jobs(tasks, messages, corpora, stop) -> None:
                     reported = step
 
             problems = []
-            model, history = _pretrained(config, recipe, corpus, init, True, False, on_step=report,
+            model, history = _pretrained(model, key, recipe, corpus, True, False, on_step=report,
                                          unsaved=problems.append)
             if problems:  # bytes, not tensors: a tensor sent by queue needs its sender alive when it is read
                 weights = io.BytesIO()

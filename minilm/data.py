@@ -109,34 +109,6 @@ class Corpus:
 _DEFAULT_CORPUS: Corpus | None = None
 
 
-def check_vocabulary(model, tokenizer: CharTokenizer, where: str = "this corpus") -> None:
-    """A model that knows its vocabulary (``model.vocabulary``: the symbols of the corpus it was
-    trained on, set by ``pretrained``) is used only with a tokenizer of the same symbols: another
-    corpus's ids stand for other characters, and its loss would be meaningless, silently. A model
-    without one (built by hand) is not checked."""
-    if not isinstance(tokenizer, CharTokenizer):
-        raise ValueError(f"tokenizer must be a corpus's tokenizer (corpus.tokenizer); got {tokenizer!r}")
-    vocabulary = getattr(model, "vocabulary", None)
-    if vocabulary is None or vocabulary == tokenizer.symbols:
-        return
-
-    def described(symbols):
-        return f"{len(symbols)} symbols, fingerprint {hashlib.sha256(symbols.encode()).hexdigest()[:8]}"
-
-    raise ValueError(f"the model was trained on another vocabulary ({described(vocabulary)}) than {where}'s "
-                     f"({described(tokenizer.symbols)}): its ids mean other characters; use the corpus it was "
-                     "trained on (corpus=...)")
-
-
-def check_no_target_leakage(causal: bool, task: str) -> None:
-    """A bidirectional model (causal=False) sees every position of its input, the next token
-    too: trained or measured on next-token prediction, it reads the answer (its loss falls far
-    below a causal model's, and means nothing). Masked LM is its task."""
-    if task == "causal" and not causal:
-        raise ValueError("a bidirectional model (causal=False) on task='causal' (next token, or retrieval) sees "
-                         "the token it predicts; use task='mlm' for it, or Config(causal=True)")
-
-
 def default_corpus() -> Corpus:
     """The Python documentation corpus, built once per process."""
     global _DEFAULT_CORPUS

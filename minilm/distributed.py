@@ -58,8 +58,9 @@ from .data import Corpus, default_corpus
 from .cache import (SAVE_ERRORS, cache_key, cache_path, load_cached, prepare_cache, resume_path,
                     save_atomic, save_problem, sweep)
 from .model import Config
-from .training import (Recipe, check_finite_weights, check_pair, initial_model, pick_device, shard_loss,
+from .training import (Recipe, fail_if_diverged, initial_model, pick_device, shard_loss,
                        train_by_recipe)
+from .validation import no_target_leakage
 
 
 class _Throughput:
@@ -183,7 +184,7 @@ def _config_and_recipe(args, corpus):
     except (ValueError, TypeError) as error:
         raise SystemExit(f"--recipe: {error}") from None
     try:
-        check_pair(config, recipe)
+        no_target_leakage(config.causal, recipe.task)
     except ValueError as error:
         raise SystemExit(f"--config and --recipe: {error}") from None
     return config, recipe
@@ -296,7 +297,7 @@ def main(argv=None) -> None:
             stop = step == args.stop_after and step < recipe.steps
             if step < recipe.steps and (step % args.checkpoint_every == 0 or stop):
                 # never a checkpoint of ruined weights; every rank checks (they hold the same weights)
-                check_finite_weights(model, step, recipe.lr)
+                fail_if_diverged(model, step, recipe.lr)
                 if rank == 0:
                     _save_or_exit({"key": key, "state": _cpu_state(model), "optimizer": optimizer.state_dict(),
                                    "step": step, "history": list(history)}, checkpoint_path,

@@ -14,24 +14,12 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from .data import (IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, check_no_target_leakage, check_vocabulary,
-                   retrieval_rows)
-from .validation import NORMS, boolean, finite_number, finite_numbers, integer, is_sequence, one_of, positive_int, positive_ints
+from .data import IGNORE_INDEX, RETRIEVAL_DIGITS, Corpus, batches, retrieval_rows
+from .validation import (NORMS, boolean, finite_number, finite_numbers, integer, is_sequence,
+                         measurable, one_of, positive_int, positive_ints)
 
 EVAL_SEED = 1234
 SEARCH_SEED = 4321  # the batches a setting (a multiplier) is chosen on: never the ones it is scored on
-
-
-def check_measurable(model, corpus: Corpus, task: str = "causal") -> None:
-    """What every measurement of ``model`` on ``corpus`` needs: the corpus is one, with the
-    vocabulary the model was trained on (data.check_vocabulary), and a bidirectional model is
-    never scored on next-token prediction, where it sees the answer (data.check_no_target_leakage)."""
-    if not isinstance(corpus, Corpus):
-        raise ValueError(f"corpus must be a minilm.Corpus; got {type(corpus).__name__}")
-    check_vocabulary(model, corpus.tokenizer, f"corpus {corpus.name!r}")
-    config = getattr(model, "config", None)  # a stand-in model (a test's oracle) may have none
-    if config is not None:
-        check_no_target_leakage(config.causal, task)
 
 
 def _token_ids(model, idx) -> torch.Tensor:
@@ -59,7 +47,7 @@ def token_losses(model, corpus: Corpus, *, task: str, length: int, batch_size: i
 
     For 'mlm', positions that are not targets hold NaN (loss) and False (correct).
     """
-    check_measurable(model, corpus, task)
+    measurable(model, corpus, Corpus, task)
     model.eval()
     losses, correct = [], []
     for x, y in eval_batches(corpus, task=task, length=length, batch_size=batch_size,
@@ -302,7 +290,7 @@ def retrieval_accuracy(model, corpus: Corpus, lengths, depths, *, trials: int = 
     finite_numbers("depths", depths, at_least=0, at_most=1)  # all of them, before the first cell runs
     positive_int("trials", trials)
     integer("seed", seed)
-    check_measurable(model, corpus)
+    measurable(model, corpus, Corpus)
     model.eval()
     result = torch.zeros(len(lengths), len(depths))
     for a, length in enumerate(lengths):
@@ -335,7 +323,7 @@ def needle_attention(model, corpus: Corpus, length: int, *, depths=(0.0, 0.25, 0
     one_of("rows", rows, ATTENTION_ROWS)
     finite_numbers("depths", depths, at_least=0, at_most=1)
     integer("seed", seed)
-    check_measurable(model, corpus)
+    measurable(model, corpus, Corpus)
     model.eval()
     queries = slice(length - RETRIEVAL_DIGITS, length - RETRIEVAL_DIGITS + 1 if rows == "question" else length)
     masses, entropies = [], []

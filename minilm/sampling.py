@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from .data import MASK, Corpus, check_vocabulary
+from .data import MASK, CharTokenizer, Corpus
 from .model import LM
-from .validation import finite_number, integer, positive_int
+from .validation import finite_number, integer, positive_int, tokenizer_of
 
 
 @torch.no_grad()
@@ -39,7 +39,7 @@ def generate(model: LM, tokenizer, prompt: str, max_new_tokens: int = 200, *, te
     integer("seed", seed)
     if isinstance(tokenizer, Corpus):  # the corpus itself will do
         tokenizer = tokenizer.tokenizer
-    check_vocabulary(model, tokenizer, "the tokenizer")
+    tokenizer_of(model, tokenizer, CharTokenizer, "the tokenizer")
     # Sampling draws from a CPU generator, so a seed gives the same text on every device.
     generator = torch.Generator().manual_seed(int(seed))  # int: torch takes no numpy seed
     context = model.config.max_len if context is None else context

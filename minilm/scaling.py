@@ -13,10 +13,11 @@ from contextlib import contextmanager
 import torch
 
 from .data import Corpus, batches
-from .measure import SEARCH_SEED, bucket_means, check_measurable, loss_by_length, loss_by_position
+from .measure import SEARCH_SEED, bucket_means, loss_by_length, loss_by_position
 from .model import RopeScaling
 from .training import train
-from .validation import boolean, finite_number, finite_numbers, is_sequence, positive_int, storable_number
+from .validation import (boolean, finite_number, finite_numbers, is_sequence, measurable,
+                         positive_int, storable_number)
 
 
 def mean_loss(model, corpus: Corpus, length: int, **overrides) -> float:
@@ -122,7 +123,7 @@ def train_head_scales(model, corpus: Corpus, *, length: int, start: float, steps
     storable_number("start", start, model.multiplier.dtype, where="model.multiplier", at_least=1 if clamp else None,
                     why="the clamp keeps lambda >= 1, and the first step trains at start; pass clamp=False to start "
                         "below 1" if clamp else "")
-    check_measurable(model, corpus)  # trained on this corpus's text, next token: as measured
+    measurable(model, corpus, Corpus)  # trained on this corpus's text, next token: as measured
     stream = batches(corpus, task="causal", batch_size=batch_size, length=length, seed=seed, retrieval=retrieval,
                      filler=filler)
     done = 0

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from .data import FILLERS, IGNORE_INDEX, Corpus, batches, check_no_target_leakage
+from .data import FILLERS, IGNORE_INDEX, Corpus, batches
 from .model import LM, Config
 from . import validation as check
 from .validation import plain_fields
@@ -112,12 +112,12 @@ def train(model, batch_stream, *, steps: int, lr: float = 3e-3, warmup: int = 50
             bar.set_postfix(loss=f"{history[-1]:.3f}")
         if on_step is not None:
             on_step(step + 1, optimizer, history)
-    check_finite_weights(model, steps, lr)  # the last update comes after the last loss
+    fail_if_diverged(model, steps, lr)  # the last update comes after the last loss
     model.eval()
     return history
 
 
-def check_finite_weights(model, step: int, lr: float) -> None:
+def fail_if_diverged(model, step: int, lr: float) -> None:
     """Raise FloatingPointError if a weight of ``model`` is inf or nan after ``step`` steps at
     learning rate ``lr`` (one host-device sync for all of them)."""
     if torch.stack([p.detach().isfinite().all() for p in model.parameters()]).all().item():
@@ -209,41 +209,14 @@ class Recipe:
                        lengths=self.lengths, seed=self.seed, retrieval=self.retrieval, filler=self.filler)
 
 
-def check_pair(config: Config, recipe: Recipe) -> None:
-    """What a Config and a Recipe must agree on, checked wherever they meet (pretrained,
-    pretrained_many, the command line): a model is never trained on targets it can see."""
-    check_no_target_leakage(config.causal, recipe.task)
-
-
-def check_init(config: Config, init: LM | None) -> None:
-    """``init``, the weights a fine-tune starts from, must fit LM(config): the same tensor names
-    and shapes (they may come from another config of the same sizes, e.g. another n)."""
-    if init is None:
-        return
-    with torch.device("meta"):  # shapes only: no memory, and no random numbers drawn
-        expected = LM(config).state_dict()
-    given = init.state_dict()
-    problem = None
-    if given.keys() != expected.keys():
-        names = sorted(given.keys() ^ expected.keys())
-        problem = (f"tensors {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} are in only one of init "
-                   "and LM(config)")
-    else:
-        for name, tensor in expected.items():
-            if given[name].shape != tensor.shape:
-                problem = f"{name} is {tuple(given[name].shape)} in init but {tuple(tensor.shape)} in LM(config)"
-                break
-    if problem:
-        raise ValueError(f"init has the weights of another model: {problem}; give init a model of this "
-                         "config's sizes (vocab_size, d_model, n_layer, n_head, ...)")
-
-
 def initial_model(config: Config, recipe: Recipe, init: LM | None = None) -> LM:
     """The weights training starts from: LM(config) drawn with ``recipe.seed``, or a copy of
-    ``init``'s weights (fine-tuning). On the CPU; the caller moves it."""
+    ``init``'s weights (fine-tuning), checked to fit the model built here (validation.init_weights):
+    the one build of the model. On the CPU; the caller moves it."""
     torch.manual_seed(recipe.seed)
     model = LM(config)
     if init is not None:
+        check.init_weights(init, model)
         model.load_state_dict(init.state_dict())
     return model
 

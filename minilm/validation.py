@@ -12,6 +12,7 @@ be a list, a tuple, a range or a 1-D array (``is_sequence``).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 from dataclasses import fields
@@ -400,3 +401,100 @@ def recipe(r, fillers) -> None:
                          "set retrieval > 0 or leave filler='text'")
     if r.retrieval and r.task != "causal":
         raise ValueError(f"Recipe.retrieval needs task='causal' (the answer comes last); got task={r.task!r}")
+
+
+# ----------------------------------------------------------------------------
+# A model to train, or to measure on a corpus. A (config, recipe, corpus) is checked once, where
+# it enters: pretrained and pretrained_many call ``job`` (and, on the model they build,
+# ``init_weights``), the command line ``no_target_leakage``; the training loop, the batches and
+# the cache below them check none of it again. This module imports nothing from minilm, so the
+# classes an argument must be are passed in (``kinds``).
+# ----------------------------------------------------------------------------
+
+
+def job(config, recipe, corpus, init, kinds) -> None:
+    """One model to train: a Config and a Recipe that agree (no_target_leakage), a Corpus of the
+    config's vocabulary size, and ``init`` None or an LM; ``kinds`` = (Config, Recipe, Corpus, LM).
+    Whether init's weights fit the model is checked on the model once it is built (init_weights)."""
+    config_kind, recipe_kind, corpus_kind, model_kind = kinds
+    if not isinstance(config, config_kind) or not isinstance(recipe, recipe_kind):
+        raise ValueError(f"pretrained needs a Config and a Recipe; got {type(config).__name__} "
+                         f"and {type(recipe).__name__}")
+    if not isinstance(corpus, corpus_kind):
+        raise ValueError(f"corpus must be a minilm.Corpus or None; got {type(corpus).__name__}")
+    if init is not None and not isinstance(init, model_kind):
+        raise ValueError(f"init must be a minilm.LM or None; got {type(init).__name__}")
+    if config.vocab_size != corpus.tokenizer.vocab_size:
+        raise ValueError(f"config.vocab_size={config.vocab_size} but the corpus has "
+                         f"{corpus.tokenizer.vocab_size} symbols")
+    no_target_leakage(config.causal, recipe.task)
+
+
+def no_target_leakage(causal, task) -> None:
+    """A bidirectional model (causal=False) sees every position of its input, the next token
+    too: trained or measured on next-token prediction, it reads the answer (its loss falls far
+    below a causal model's, and means nothing). Masked LM is its task."""
+    if task == "causal" and not causal:
+        raise ValueError("a bidirectional model (causal=False) on task='causal' (next token, or "
+                         "retrieval) sees the token it predicts; use task='mlm' for it, or "
+                         "Config(causal=True)")
+
+
+def init_weights(init, model) -> None:
+    """``init``, the weights a fine-tune starts from, fit ``model`` (LM(config), as built to
+    train): the same tensor names and shapes (they may come from another config of the same
+    sizes, e.g. another n)."""
+    given, expected = init.state_dict(), model.state_dict()
+    problem = None
+    if given.keys() != expected.keys():
+        names = sorted(given.keys() ^ expected.keys())
+        more = " ..." if len(names) > 4 else ""
+        problem = f"tensors {', '.join(names[:4])}{more} are in only one of init and LM(config)"
+    else:
+        for name, tensor in expected.items():
+            if given[name].shape != tensor.shape:
+                problem = (f"{name} is {tuple(given[name].shape)} in init but "
+                           f"{tuple(tensor.shape)} in LM(config)")
+                break
+    if problem:
+        raise ValueError(f"init has the weights of another model: {problem}; give init a model of "
+                         "this config's sizes (vocab_size, d_model, n_layer, n_head, ...)")
+
+
+def measurable(model, corpus, corpus_kind, task="causal") -> None:
+    """What every measurement of ``model`` on ``corpus`` needs: the corpus is one (``corpus_kind``:
+    Corpus), with the vocabulary the model was trained on (same_vocabulary), and a bidirectional
+    model is never scored on next-token prediction, where it sees the answer (no_target_leakage)."""
+    if not isinstance(corpus, corpus_kind):
+        raise ValueError(f"corpus must be a minilm.Corpus; got {type(corpus).__name__}")
+    same_vocabulary(model, corpus.tokenizer.symbols, f"corpus {corpus.name!r}")
+    config = getattr(model, "config", None)  # a stand-in model (a test's oracle) may have none
+    if config is not None:
+        no_target_leakage(config.causal, task)
+
+
+def tokenizer_of(model, tokenizer, tokenizer_kind, where: str) -> None:
+    """``tokenizer`` is a corpus's (``tokenizer_kind``: CharTokenizer), of the symbols ``model`` was
+    trained on (same_vocabulary; ``where`` names it in the message)."""
+    if not isinstance(tokenizer, tokenizer_kind):
+        raise ValueError("tokenizer must be a corpus's tokenizer (corpus.tokenizer); "
+                         f"got {tokenizer!r}")
+    same_vocabulary(model, tokenizer.symbols, where)
+
+
+def same_vocabulary(model, symbols: str, where: str) -> None:
+    """A model that knows its vocabulary (``model.vocabulary``: the symbols of the corpus it was
+    trained on, set by ``pretrained``) is used only with a tokenizer of the same ``symbols``:
+    another corpus's ids stand for other characters, and its loss would be meaningless, silently.
+    A model without one (built by hand) is not checked."""
+    vocabulary = getattr(model, "vocabulary", None)
+    if vocabulary is None or vocabulary == symbols:
+        return
+
+    def described(symbols):
+        digest = hashlib.sha256(symbols.encode()).hexdigest()[:8]
+        return f"{len(symbols)} symbols, fingerprint {digest}"
+
+    raise ValueError(f"the model was trained on another vocabulary ({described(vocabulary)}) "
+                     f"than {where}'s ({described(symbols)}): its ids mean other characters; use "
+                     "the corpus it was trained on (corpus=...)")

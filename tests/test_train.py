@@ -121,6 +121,18 @@ def test_fine_tuning_from_init_is_keyed_by_the_init_weights():
     assert not torch.equal(tuned.state_dict()["blocks.0.to_z.weight"], a.state_dict()["blocks.0.to_z.weight"])
 
 
+def test_a_fine_tune_builds_its_model_once_where_its_job_enters(monkeypatch):
+    # its init is checked against that model: no second build (on the meta device) for its shapes
+    base, _ = pretrained(gau(), TINY, progress=False)
+    built = []
+    original = minilm.model.LM.__init__
+    monkeypatch.setattr(minilm.model.LM, "__init__",
+                        lambda self, config: built.append(config) or original(self, config))
+    pretrained(gau(n=16), TINY, init=base, use_cache=False, progress=False)
+    minilm.pretrained_many({"tuned": (gau(n=32), TINY, base)}, progress=False)
+    assert built == [gau(n=16), gau(n=32)]
+
+
 def test_vocab_mismatch_is_refused():
     symbols = default_corpus().tokenizer.vocab_size
     with pytest.raises(ValueError, match=f"vocab_size=50 but the corpus has {symbols} symbols"):
