@@ -177,7 +177,7 @@ def draw_layer_keys(layers, *, length: int, query: int | None = None, train_len:
             seen = query - span < key <= query
             ax.add_patch(Rectangle((key, row), 0.9, 0.8, color=colours[pos] if seen else "#e8e8e8",
                                    alpha=0.85 if seen else 1.0))
-        label = f"layer {row + 1}: {pos.replace('rope', 'RoPE').replace('nope', 'NoPE')}"
+        label = f"layer {row}: {pos.replace('rope', 'RoPE').replace('nope', 'NoPE')}"
         ax.text(-0.6, row + 0.4, label + ("" if window is None else f", window {window}"),
                 ha="right", va="center", fontsize=9)
     if train_len is not None:

@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 from minilm import RopeScaling, length_rule  # noqa: E402
-from minilm.model import rope_frequencies  # noqa: E402
+from minilm.model import rope_angles  # noqa: E402
 from minilm.plots import course_style, draw_retrieval_prompt  # noqa: E402
 from minilm.scaling import NOPE_FIT_C  # noqa: E402
 
@@ -40,7 +40,7 @@ def shade_training_range(ax, end, label="trained"):
 
 
 def needle_share(ax):
-    """a_needle(n) = e^{lambda S} / (e^{lambda S} + n - 1), S such that the share is 0.6 at n = L."""
+    """a_needle(n) = e^{lambda S} / (e^{lambda S} + n - 1), S such that the share is 0.6 at L."""
     score = math.log(1.5 * (L - 1))
     n = torch.arange(L, 16 * L + 1, dtype=torch.float64)
     for name, lam, style in [("λ = 1", torch.ones_like(n), "-"),
@@ -66,7 +66,7 @@ def divisor_and_row_sum(ax, k=6):
 
 def unseen_angles(ax, dim=16):
     """RoPE's slowest pair: the angle t * theta_i grows with t; past L it reaches new angles."""
-    theta = rope_frequencies(dim)[-1].item()
+    theta = rope_angles(2, dim)[1, -1].item()
     t = torch.arange(0, 4 * L + 1, dtype=torch.float64)
     ax.plot(t / L, t * theta, color=ORANGE)
     ax.text(2, 2 * L * theta, " the slowest pair's angle t θ", fontsize=8, va="top")
@@ -131,10 +131,10 @@ def causal_counting():
 def rope_scaling_angles(dim=16, s=4):
     """theta_i' / theta_i for each RoPE pair i under PI, NTK and YaRN at s = 4 (RopeScaling)."""
     fig, ax = plt.subplots(figsize=(6.8, 3.8))
-    theta = rope_frequencies(dim)
+    theta = rope_angles(2, dim)[1]
     pairs = torch.arange(dim // 2)
     for kind, style, color in [("pi", "s-", BLUE), ("ntk", "o--", ORANGE), ("yarn", "^:", GREEN)]:
-        scaled = rope_frequencies(dim, scaling=RopeScaling(kind=kind, factor=s, train_len=L))
+        scaled = rope_angles(2, dim, scaling=RopeScaling(kind=kind, factor=s, train_len=L))[1]
         ax.plot(pairs, scaled / theta, style, color=color, label=kind.upper())
     ax.axhline(1, color="0.4", lw=1)
     ax.text(dim // 2 - 1, 1, "RoPE as trained", ha="right", va="bottom", fontsize=8)
@@ -181,8 +181,8 @@ def seed_interval():
 
 
 def head_scaling():
-    """Illustrative values: one lambda for every head, then one lambda_h per head trained from it."""
-    heads = [f"{layer}.{head}" for layer in range(1, 5) for head in range(1, 5)]
+    """Illustrative values: one lambda for every head, then a lambda_h per head trained from it."""
+    heads = [f"{layer}.{head}" for layer in range(4) for head in range(4)]  # from 0, as in code
     start = length_rule("nope_fit", 4 * L, L)
     per_head = [1.35, 1.01, 1.62, 1.20, 1.97, 1.10, 1.45, 1.67,
                 1.05, 1.30, 2.05, 1.15, 1.25, 1.40, 1.08, 1.52]
@@ -203,12 +203,13 @@ def fixed_or_length_n(k=6):
     T = torch.linspace(L / 8, 2 * L, 200, dtype=torch.float64)
     fig, ax = plt.subplots(figsize=(6.8, 3.6))
     ax.plot(T / L, k / T, "-", color=RED, label="n = the length: k / n moves with the length")
-    ax.plot(T / L, torch.full_like(T, k / L), "--", color=BLUE, label="n = L, fixed: k / L as trained")
+    ax.plot(T / L, torch.full_like(T, k / L), "--", color=BLUE,
+            label="n = L, fixed: k / L as trained")
     ax.axvline(1, color="0.4", lw=1)
     ax.text(1.02, k / (L / 8) * 0.9, "trained at L", fontsize=8, va="top")
     ax.set(yscale="log", xlabel="length n / L", ylabel="a row's output scale, k / n (log)",
            title=f"relu²(S) / n for a row that reads k = {k} keys")
-    ax.legend(loc="upper right")
+    ax.legend(loc="center right", fontsize=8)
     return fig
 
 
@@ -232,8 +233,8 @@ def three_fixes(k=6):
 def retrieval_in_text():
     fig, ax = plt.subplots(figsize=(10, 2.6))
     draw_retrieval_prompt(ax, filler=" the module and th", key="273", cut=5)
-    ax.set_title("Lesson 9's task with text as the filler: the rows that answer must still find the "
-                 "needle, now among words", fontsize=10)
+    ax.set_title("Lesson 9's task with text as the filler: the rows that answer must still find "
+                 "the needle, now among words", fontsize=10)
     return fig
 
 

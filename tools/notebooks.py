@@ -13,8 +13,12 @@ built into notebooks:
     python tools/notebooks.py prose lessons/src/01_gau.py   # copy edited markdown only, no re-execution
 
 A notebook is built with MINILM_PROFILE=cpu on the profile's own seeds (any MINILM_SEED_OFFSET is
-dropped), so that what is stored is the run its prose describes. A rebuild of
-an unchanged source changes nothing: cell ids come from the cell's text, no timestamps are kept.
+dropped), so that what is stored is the run its prose describes. Cell ids come from the cell's
+text, and no timestamps are kept but one: each notebook records the build it came from
+(``metadata.minilm_build``: the sources' commit, torch, Python, the CPU and its kernels or the GPU,
+the profile, the date), one record for every notebook of one ``build`` command. Another
+machine's kernels train other weights, so a number one lesson quotes from another holds only
+within one build: tests/test_build_record.py fails until the whole course is rebuilt at once.
 """
 
 from __future__ import annotations
@@ -22,8 +26,11 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import datetime
 import os
+import platform
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -73,6 +80,7 @@ def read_source(source: Path):
 def student_version(notebook):
     """The notebook a student gets: solutions replaced by a stub that raises, no outputs."""
     student = copy.deepcopy(notebook)
+    student.metadata.pop("minilm_build", None)  # it ran nothing
     for cell in student.cells:
         if cell.cell_type == "code":
             cell.source = SOLUTION.sub(lambda m: f"{m[1]}# YOUR CODE HERE\n{m[1]}raise NotImplementedError()\n",
@@ -144,12 +152,42 @@ def kernelspec() -> dict:
     return {"name": "python3", "display_name": spec.display_name, "language": spec.language}
 
 
-def build(source: Path) -> float:
-    """Convert, execute top to bottom in the notebook's folder, save with outputs. Returns seconds."""
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what the platform says."""
+    info = Path("/proc/cpuinfo")
+    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
+             if line.startswith("model name")] if info.exists() else []
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def build_record() -> dict:
+    """What this build runs on, as the kernel will see it: the commit of the sources (refused if
+    they hold uncommitted edits, which no commit would name), torch, Python, the CPU and the
+    kernels PyTorch picked on it (ATEN_CPU_CAPABILITY chooses) or the GPU, the profile, the date."""
+    import torch
+
+    edited = git("status", "--porcelain", "--", "minilm", "course", "lessons/src", "solutions/src")
+    if edited:
+        raise SystemExit(f"commit the sources first, so that the build record names them:\n{edited}")
+    return {"commit": git("rev-parse", "HEAD"), "torch": torch.__version__.split("+")[0],
+            "python": platform.python_version(), "cpu": cpu_name(),
+            "cpu_kernels": torch.backends.cpu.get_cpu_capability(),
+            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+            "profile": "cpu", "date": datetime.date.today().isoformat()}
+
+
+def build(source: Path, record: dict) -> float:
+    """Convert, execute top to bottom in the notebook's folder, save with outputs and ``record``
+    (build_record). Returns seconds."""
     from nbclient import NotebookClient
 
     notebook = read_source(source)
     notebook.metadata["kernelspec"] = kernelspec()
+    notebook.metadata["minilm_build"] = record
     notebook.metadata.pop("jupytext", None)
     target = notebook_path(source)
     # what is stored is the cpu profile on its own seeds (a CI run's MINILM_SEED_OFFSET is not)
@@ -210,8 +248,10 @@ def main(argv=None):
             print(f"{shown(source)}: markdown copied into {shown(notebook_path(source.resolve()))}")
         return 0
     sources = all_sources() if args.all else args.sources
+    record = build_record()
+    print(f"build record: {record}", flush=True)
     for source in sources:
-        print(f"{shown(source)}: executed in {build(source.resolve()):.0f} s", flush=True)
+        print(f"{shown(source)}: executed in {build(source.resolve(), record):.0f} s", flush=True)
     return 0
 
 
