@@ -5,7 +5,7 @@
 # a GAU (d64, 4 single-head layers, $d_k = 64$) and a Transformer of about its size (d64, 2
 # layers, 4 heads).
 #
-# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores with an empty cache.
+# **Time.** About 20 minutes to read; about 3 minutes to run on 2 CPU cores with an empty cache.
 #
 # **Which failure, which fix.** None yet: we build the GAU, whose $\mathrm{relu}^2/n$ divides every
 # row by one number $n$. A divisor that grows with the length while a row's real sum does not is
@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 import minilm
 from minilm import Config, LM
-from minilm.checks import cmp
+from course.grader import cmp
 from minilm.experiments import causal_gau, causal_recipe, causal_transformer
 from minilm.measure import ngram_baselines
 from minilm.plots import course_style, draw_gau
@@ -200,9 +200,9 @@ for (name, seed), (model, history) in trained.items():
     print(f"{name:<12} seed {seed}: validation loss {val:.3f} nats")
 
 # %% mystnb={"image": {"alt": "Line plot of smoothed training loss (nats per character) against step for the GAU and the Transformer, two seeds each (the second faint), with dotted unigram and bigram baselines. Every run falls fast and ends far below the bigram line, the GAU a little below the Transformer."}}
-def smooth(values, window=25):
+def smooth(values, width=25):
     values = torch.tensor(values)
-    return torch.nn.functional.avg_pool1d(values[None, None], window, stride=1)[0, 0]
+    return torch.nn.functional.avg_pool1d(values[None, None], width, stride=1)[0, 0]
 
 
 fig, ax = plt.subplots()

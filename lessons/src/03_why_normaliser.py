@@ -5,7 +5,7 @@
 # single-head layers, $L_{mlm} = 128$, seeds 0 and 1), and [lesson 1](01_gau.ipynb)'s causal Transformer (d64, 2
 # layers, 4 heads, $L = 64$).
 #
-# **Time.** About 10 minutes to read; about 2 minutes to run on 2 CPU cores, with lessons 1-2's
+# **Time.** About 20 minutes to read; about 2 minutes to run on 2 CPU cores, with lessons 1-2's
 # models cached.
 #
 # **Which failure, which fix.** Why the first failure happens: a trained row's real sum $Z_i$
@@ -189,7 +189,7 @@ transformer, _ = minilm.pretrained(causal_transformer(P, tok.vocab_size),
 text = corpus.text[len(corpus.train) + 3000:][:P.train_len]
 with torch.no_grad():
     _, weights = transformer(tok.encode(text).unsqueeze(0).to(transformer.device),
-                             return_weights=True)
+                             returns="weights")
 weights = [w.cpu() for w in weights]
 
 fig, axes = plt.subplots(P.n_layer, P.n_head, figsize=(11, 2.8 * P.n_layer), squeeze=False)

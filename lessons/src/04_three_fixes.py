@@ -4,7 +4,7 @@
 # **Model and length.** Bidirectional GAU masked LMs (d64, 2 layers, one head), one per fix, two
 # seeds each, trained at $L = 128$ (lessons [2](02_fixed_or_dynamic_n.ipynb)-[3](03_why_normaliser.ipynb)'s $L_{mlm}$; the mixed-length one at 16 to 128).
 #
-# **Time.** About 10 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of the
+# **Time.** About 20 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
 #
 # **Which failure, which fix.** Lesson 2's failure: relu² attention divides by $n$, which grows

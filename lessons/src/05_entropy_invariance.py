@@ -4,8 +4,8 @@
 # **Model and length.** RoPE Transformers (d64, 2 layers, 4 heads) trained at $L = 64$, two seeds
 # each: a bidirectional masked LM and [lesson 1](01_gau.ipynb)'s causal LM.
 #
-# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
-# lessons before it cached.
+# **Time.** About 20 minutes to read; about 2 minutes to run on 2 CPU cores, with lessons 1-4
+# cached. Optional section: 5 minutes more.
 #
 # **Which failure, which fix.** *Distraction*: past $L$ a softmax row spreads over more keys and its
 # entropy grows. Su's entropy-invariant fix multiplies the logits by $\log_L n$; relu² attention
@@ -146,7 +146,7 @@ axes[1].plot(lengths, [entropy[P.seeds[0], "standard", L] + math.log(T / L) for 
              lw=1, label="+ log(n/L): uniform spreading")
 axes[0].set(ylabel="MLM accuracy (%)",
             title=f"Trained at {L}, evaluated longer (faint: seed {P.seeds[-1]})")
-axes[1].set(ylabel="attention entropy (nats, mean)", title="Entropy grows; log n holds it")
+axes[1].set(ylabel="attention entropy (nats, mean)", title="Entropy grows; log n slows the rise")
 for ax in axes:
     ax.set(xscale="log", xticks=lengths, xticklabels=lengths, xlabel="evaluation length n")
     ax.minorticks_off()
@@ -249,12 +249,12 @@ g = torch.Generator().manual_seed(0)
 q, k, v = (torch.randn(1, 1, 32, 16, generator=g) for _ in range(3))
 print(f"{'lambda':>11}  {'relu²/row sum: max |change|':>28}  "
       f"{'softmax: max |change|':>22}  softmax entropy")
-_, relu_base = minilm.attend(q, k, v, norm="relu2_norm", return_weights=True)
-_, soft_base = minilm.attend(q, k, v, return_weights=True)
+_, relu_base = minilm.attend(q, k, v, norm="relu2_norm", returns="weights")
+_, soft_base = minilm.attend(q, k, v, returns="weights")
 changes = {}
 for lam in (0.5, 1.0, 2.0, 4.0):
-    _, relu_w = minilm.attend(q, k, v, norm="relu2_norm", scale=lam, return_weights=True)
-    _, soft_w = minilm.attend(q, k, v, scale=lam, return_weights=True)
+    _, relu_w = minilm.attend(q * lam, k, v, norm="relu2_norm", returns="weights")
+    _, soft_w = minilm.attend(q * lam, k, v, returns="weights")
     changes[lam] = ((relu_w - relu_base).abs().max().item(),
                     (soft_w - soft_base).abs().max().item())
     print(f"{lam:11.1f}  {changes[lam][0]:28.2e}  {changes[lam][1]:22.3f}  "

@@ -4,7 +4,7 @@
 # **Model and length.** [Lesson 6](06_nope.ipynb)'s causal NoPE Transformers (d64, 4 layers, 4 heads; text,
 # $L = 32$, 2400 steps), and the same trained with a learned per-head factor; seeds 0 and 1.
 #
-# **Time.** About 10 minutes to read; about 3 minutes to run on 2 CPU cores, with the models of the
+# **Time.** About 15 minutes to read; about 3 minutes to run on 2 CPU cores, with the models of the
 # lessons before it cached.
 #
 # **Which failure, which fix.** Distraction (lesson 6): past $L$ a row spreads over more keys.
@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import minilm
-from minilm import at_lambda, train_head_scales, uniform_temperature_search
+from minilm import at_lambda, train_head_scales, uniform_multiplier_search
 from minilm.experiments import nope_rope_recipe, nope_rope_transformer
 from minilm.plots import course_style
 from minilm.scaling import NOPE_FIT_C, mean_loss
@@ -108,8 +108,8 @@ plt.show()
 # %% [markdown]
 # ## Learning the factor: a Scalable-Softmax-style model
 #
-# `logn_base=L` multiplies row $i$'s logits by $\log_L n_i$; `learn_temperature=True` trains
-# `model.temperature` ($t_h$, per layer and head) with everything else. Each head's logits are then
+# `logn_base=L` multiplies row $i$'s logits by $\log_L n_i$; `learn_multiplier=True` trains
+# `model.multiplier` ($t_h$, per layer and head) with everything else. Each head's logits are then
 # multiplied by $c_h \ln n_i$, with a learned $c_h = t_h / \ln L$. Causal training rows see
 # $n_i = 1 \dots L$ keys, so the model learns to use the factor. Steps, data and seeds are lesson
 # 6's.
@@ -121,13 +121,13 @@ def nope(**extra):
 
 
 recipe = {seed: nope_rope_recipe(P, seed) for seed in P.seeds}
-configs = (("plain", nope()), ("learned", nope(logn_base=L, learn_temperature=True)))
+configs = (("plain", nope()), ("learned", nope(logn_base=L, learn_multiplier=True)))
 trained = minilm.pretrained_many({(kind, seed): (config, recipe[seed]) for seed in P.seeds
                                   for kind, config in configs})
 plain = {seed: trained["plain", seed][0] for seed in P.seeds}
 learned = {seed: trained["learned", seed][0] for seed in P.seeds}
 for seed in P.seeds:
-    slopes = learned[seed].temperature.detach().cpu() / math.log(L)
+    slopes = learned[seed].multiplier.detach().cpu() / math.log(L)
     print(f"seed {seed}: learned c_h per layer (rows) and head:\n{slopes.numpy().round(3)}")
 
 # %% [markdown]
@@ -156,7 +156,7 @@ for seed in P.seeds:
         with at_lambda(model, lam):
             fit[T] = mean_loss(model, corpus, T)
         # chosen on the search batches, scored on the evaluation batches like every other row
-        search = uniform_temperature_search(model, corpus, T, grid)
+        search = uniform_multiplier_search(model, corpus, T, grid)
         chosen[T] = min(grid, key=search.get)
         with at_lambda(model, chosen[T]):
             searched[T] = mean_loss(model, corpus, T)

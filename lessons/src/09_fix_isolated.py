@@ -5,7 +5,7 @@
 # encoding (NoPE) or with RoPE, trained from scratch at $L = 32$ on a retrieval task alone; five
 # seeds (0-4) each.
 #
-# **Time.** About 15 minutes to read; about 5 minutes to run on 2 CPU cores with an empty cache
+# **Time.** About 25 minutes to read; about 5 minutes to run on 2 CPU cores with an empty cache
 # ([lesson 10](10_why_it_works.ipynb) reuses its models).
 #
 # **Which failure, which fix.** Distraction: the needle's share of a softmax row shrinks as the
@@ -53,7 +53,7 @@ print(f"profile {P.name}: Transformers d{P.controlled_d_model} x {P.controlled_l
 # %% [markdown]
 # ## The task
 #
-# A window is `filler + "@" + key + filler + "?" + key`, the key three digits: at $L = 32$, 25
+# A prompt is `filler + "@" + key + filler + "?" + key`, the key three digits: at $L = 32$, 25
 # random lowercase letters and 7 characters of structure, the needle at any depth (0: first; 1:
 # right before the `?`). The loss counts only the key's digits after the `?`, so every row that
 # writes one must find the needle:
@@ -64,7 +64,7 @@ plt.show()
 
 # %% [markdown]
 # **Exact match** asks for all three digits under greedy decoding: with the true digits fed
-# back, one forward pass scores a prompt (`minilm.measure.exact_match`). Four windows of length
+# back, one forward pass scores a prompt (`minilm.measure.exact_match`). Four prompts of length
 # $L$:
 
 # %%
@@ -207,7 +207,7 @@ def fixed(pos, seed, T, fix):
     if fix == "1 + 0.397 ln s, uniform":
         with at_lambda(model, length_rule("nope_fit", T, L)):
             return exact(model, T)
-    return exact(model, T, position_scale=(NOPE_FIT_C, L))   # 1 + c ln(n_i/L), per row
+    return exact(model, T, position_rule=(NOPE_FIT_C, L))   # 1 + c ln(n_i/L), per row
 
 
 fixes = {"nope": ["lambda = 1", "best uniform lambda", "Su's log_L n, per row",

@@ -1,10 +1,10 @@
 # %% [markdown]
-# # Lesson 10 — Why the temperature works, and what head scaling needs
+# # Lesson 10 — Why the multiplier λ works, and what head scaling needs
 #
 # **Model and length.** [Lesson 9](09_fix_isolated.ipynb)'s NoPE Transformers (d32, 4 layers, 4 heads), trained at
 # $L = 32$ on random-letter retrieval, five seeds (0-4); head scaling trains on them at $4L$.
 #
-# **Time.** About 15 minutes to read; about 4 minutes to run on 2 CPU cores, with lesson 9's
+# **Time.** About 25 minutes to read; about 4 minutes to run on 2 CPU cores, with lesson 9's
 # models cached.
 #
 # **Which failure, which fix.** Distraction: past $L$ the needle's share of a softmax row shrinks
@@ -422,7 +422,7 @@ heads_minus_uniform = {T: [scaled["head scaling (trained at 4L)", s, T]
 print("head scaling minus the best uniform lambda: "
       + ";  ".join(f"{T // L}L " + over_seeds(v) for T, v in heads_minus_uniform.items()))
 print("learned lambda_h, seed " + str(SEEDS[0]) + " (layers down, heads across):")
-print(paper[SEEDS[0]].temperature.detach().cpu().numpy().round(2))
+print(paper[SEEDS[0]].multiplier.detach().cpu().numpy().round(2))
 
 # %% [markdown]
 # At $4L$, where it was trained, head scaling retrieves 0.86, a little ahead of the best uniform λ
@@ -482,7 +482,7 @@ for seed in SEEDS:
                 model = controlled_head_scaled(P, corpus, seed,
                                                start=start[seed] if begin is None else begin,
                                                clamp=clamp, steps=steps)
-            runs[label, steps, seed] = (exact(model, T4), model.temperature.min().item())
+            runs[label, steps, seed] = (exact(model, T4), model.multiplier.min().item())
 
 
 def row(values):

@@ -4,7 +4,7 @@
 # **Model and length.** [Lesson 6](06_nope.ipynb)'s causal Transformers (d64, 4 layers, 4 heads; NoPE and RoPE),
 # trained at $L = 32$ on text, then 1000 more steps on text mixed with retrieval; two seeds.
 #
-# **Time.** About 10 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of
+# **Time.** About 20 minutes to read; about 4 minutes to run on 2 CPU cores, with the models of
 # the lessons before it cached.
 #
 # **Which failure, which fix.** In a haystack of text, retrieval fails by *distraction* (the
@@ -57,8 +57,8 @@ text_models = nope_rope_models(P, corpus, progress=False)   # lesson 6's: {(pos,
 # failures mix with distraction. Lessons [9](09_fix_isolated.ipynb) and [10](10_why_it_works.ipynb) used random letters, where distraction was the
 # only way to fail.
 #
-# A window is lesson 9's, `filler + "@" + key + filler + "?" + key`, a 3-digit key in 32 input
-# characters, but the filler is now a random window of the corpus
+# A prompt is lesson 9's, `filler + "@" + key + filler + "?" + key`, a 3-digit key in 32 input
+# characters, but the filler is now a random passage of the corpus
 # (`minilm.data.retrieval_batch`). Exact match is scored as in lesson 9, from one forward pass.
 #
 # ![The retrieval prompt with text as the filler: filler words, the marker and key, more words, the question mark and the key, whose digits must be read from the needle far back](figures/retrieval_in_text.svg)
@@ -73,7 +73,7 @@ for row, target in zip(x, y):
 # ## Retrieval mixed into pretraining
 #
 # [Lesson 6](06_nope.ipynb)'s models never fetched anything. We continue them (2400 steps of text) for 1000 steps
-# at $L$ on a mixture: three batches in four are retrieval windows, the needle at a random depth;
+# at $L$ on a mixture: three batches in four are retrieval prompts, the needle at a random depth;
 # one is text (`minilm.experiments.retrieval_recipe`). Every model then answers the same 100
 # prompts per length ($L$ to $8L$) and depth (0, 1/4, 1/2, 3/4, 1), from the validation text.
 #
@@ -167,7 +167,7 @@ rope_tuned = minilm.pretrained_many({
 
 
 def grid_for(model, per_length=None):
-    """The length x depth exact-match grid, each length with its own settings (temperature,
+    """The length x depth exact-match grid, each length with its own settings (multiplier,
     rope_scaling)."""
     rows = []
     for T in lengths:

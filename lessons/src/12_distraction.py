@@ -5,8 +5,8 @@
 # $L = 32$, two seeds: the NoPE ones after [lesson 11](11_retrieval.ipynb)'s retrieval mixture; in the appendices, the
 # text-only ones.
 #
-# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with the models of the
-# lessons before it cached.
+# **Time.** About 15 minutes to read; about 2 minutes to run on 2 CPU cores, with lessons 1-11
+# cached. Optional appendices: 5 minutes more.
 #
 # **Which failure, which fix.** *Distraction*: the needle's share of a softmax row shrinks as the
 # haystack grows. Does it explain lesson 11's lost retrieval, and does the multiplier $\lambda$
@@ -38,7 +38,7 @@ from minilm.experiments import (
 from minilm.measure import bootstrap_interval, extension_ratio, needle_attention
 from minilm.plots import course_style
 from minilm.scaling import (
-    NOPE_FIT_C, fit_log_slope, fit_per_position, uniform_temperature_by_position,
+    NOPE_FIT_C, fit_log_slope, fit_per_position, uniform_multiplier_by_position,
 )
 
 course_style()
@@ -218,7 +218,7 @@ print("the head's entropy / ln n_i, from L to 8L at lambda = 1: "
 # <details><summary>The table, and how the two fits read it</summary>
 #
 # The loss at every position of 64 sequences of $8L$ from the *search* batches (`SEARCH_SEED`),
-# under each uniform $\lambda$ of a grid (`minilm.scaling.uniform_temperature_by_position`). In a
+# under each uniform $\lambda$ of a grid (`minilm.scaling.uniform_multiplier_by_position`). In a
 # causal model the first $sL$ positions of a long sequence are a sequence of length $sL$, so the
 # per-length fit averages them; the per-position fit (`minilm.scaling.fit_per_position`) takes
 # buckets of $L/4$ positions past $L$.
@@ -229,7 +229,7 @@ print("the head's entropy / ln n_i, from L to 8L at lambda = 1: "
 fine_grid = [round(1 + 0.1 * k, 1) for k in range(15)]
 fits = {}
 for seed in P.seeds:
-    table = uniform_temperature_by_position(text_models["nope", seed], corpus, 8 * L, fine_grid)
+    table = uniform_multiplier_by_position(text_models["nope", seed], corpus, 8 * L, fine_grid)
     per_position = fit_per_position(table, fine_grid, L, bucket=L // 4)
     best_by_length = [fine_grid[int(table[:, : s * L].mean(1).argmin())] for s in (2, 4, 8)]
     fits[seed] = {"c per position": per_position["c"],
@@ -298,7 +298,7 @@ for seed in P.seeds:
 #   table;
 # - **per length, fitted**: $1 + c \ln 8$ with this model's per-length $c$, uniform;
 # - **per position**: row $i$'s logits times $1 + c \ln(n_i/L)$ past $L$
-#   (`model(x, position_scale=(c, L))`), with the paper's $c$ (printed "paper's c") or this
+#   (`model(x, position_rule=(c, L))`), with the paper's $c$ (printed "paper's c") or this
 #   model's per-position $c$ (printed "fitted c").
 #
 # The sequences are the evaluation batches. Besides the loss past $L$, where the rules act, the
@@ -308,7 +308,7 @@ for seed in P.seeds:
 
 # %%
 settings = {"lambda = 1": {}, "per length, searched": None, "per length, fitted": None,
-            "per position, paper's c": {"position_scale": (NOPE_FIT_C, L)},
+            "per position, paper's c": {"position_rule": (NOPE_FIT_C, L)},
             "per position, fitted c": None}
 applied = {}
 for seed in P.seeds:
@@ -317,7 +317,7 @@ for seed in P.seeds:
                                 "per length, fitted": {
                                     "lam": 1 + fits[seed]["c per length"] * math.log(8)},
                                 "per position, fitted c": {
-                                    "position_scale": (fits[seed]["c per position"], L)}})
+                                    "position_rule": (fits[seed]["c per position"], L)}})
     for label, setting in choices.items():
         setting = dict(setting)
         with at_lambda(model, setting.pop("lam", None)):

@@ -38,7 +38,7 @@ from minilm.measure import (
     position_probe_r2,
 )
 from minilm.plots import course_style, draw_layer_keys, interval_bars
-from minilm.scaling import uniform_temperature_search
+from minilm.scaling import uniform_multiplier_search
 
 course_style()
 
@@ -59,7 +59,7 @@ print(f"profile {P.name}: L = {L}, hybrid window {P.hybrid_window}; text seeds {
 
 # %%
 text = nope_rope_models(P, corpus, positions=("nope", "rope", "hybrid"))   # trains the hybrids
-LOG_RULE = dict(position_scale=(1 / math.log(L), L))
+LOG_RULE = dict(position_rule=(1 / math.log(L), L))
 grid = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.2, 2.4]   # past 1 + 0.41 ln 16 = 2.14 (lesson 7's c)
 
 
@@ -77,7 +77,7 @@ for seed in P.seeds:
     model = text["nope", seed]
     nope_loss[seed, L] = text_loss(model, L)
     for T in lengths[2:]:
-        search = uniform_temperature_search(model, corpus, T, grid)
+        search = uniform_multiplier_search(model, corpus, T, grid)
         best_lambda[seed, T] = min(search, key=search.get)
         with at_lambda(model, best_lambda[seed, T]):
             best = text_loss(model, T)
@@ -88,7 +88,7 @@ for seed in P.seeds:
                                "log_L n": (plain - logn) / excess}
 for seed in P.seeds:   # head scaling as lesson 7 trains it: one lambda per head, at 4L
     model = text["nope", seed]
-    with at_lambda(model):   # it trains model.temperature: put back afterwards
+    with at_lambda(model):   # it trains model.multiplier: put back afterwards
         train_head_scales(model, corpus, length=4 * L, start=best_lambda[seed, 4 * L],
                           seed=100 + seed, progress=False)
         head = text_loss(model, 4 * L)
@@ -164,31 +164,30 @@ def drift(write):
     return write[:, 8 * L:].mean(1) / write[:, L // 2:L].mean(1)
 
 
-def drifts(model, seed, fix):
-    """Drift of layers 1-4, (attention output, block write), under a fix."""
+def writes_under(model, seed, fix):
+    """What layers 0-3 write at each position, (attention output, block write), under a fix."""
     lam = best_lambda[seed, 16 * L] if fix == "best lambda" else None
     with at_lambda(model, lam):
-        return [drift(layer_writes(model, sequences, part=part,
-                                   **(LOG_RULE if fix == "log_L n" else {})))
+        return [layer_writes(model, sequences, part=part, **(LOG_RULE if fix == "log_L n" else {}))
                 for part in ("attention", "block")]
 
 
-measured = {(pos, seed, fix): drifts(text[pos, seed], seed, fix)
-            for pos, seed in sorted(text) for fix in ("none", "best lambda", "log_L n")
-            if pos == "nope" or fix == "none"}
-print("drift of layers 1-4 (8L-16L over L/2-L):   attention output  |  block write")
+written = {(pos, seed, fix): writes_under(text[pos, seed], seed, fix)
+           for pos, seed in sorted(text) for fix in ("none", "best lambda", "log_L n")
+           if pos == "nope" or fix == "none"}
+measured = {key: [drift(write) for write in pair] for key, pair in written.items()}
+print("drift of layers 0-3 (8L-16L over L/2-L):   attention output  |  block write")
 for (pos, seed, fix), (attention, block) in measured.items():
     print(f"{pos:>6} seed {seed}, {fix:<12}" + " ".join(f"{v:5.2f}" for v in attention.tolist())
           + "  | " + " ".join(f"{v:5.2f}" for v in block.tolist()))
-writes = {(pos, seed): layer_writes(model, sequences) for (pos, seed), model in text.items()
-          if pos != "rope"}
+writes = {(pos, seed): written[pos, seed, "none"][1] for pos, seed in text if pos != "rope"}
 
 # %% mystnb={"image": {"alt": "Two panels, NoPE and the hybrid (seed 0): what each of the four layers writes into the residual stream, the norm of x_out minus x_in over sqrt(d), against position on a log scale up to 16L, L marked. Past L one NoPE layer writes far more than in its in-range band; the hybrid's layers stay level."}}
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
 positions = torch.arange(1, 16 * L + 1)
 for ax, pos in zip(axes, ("nope", "hybrid")):
     for layer, style in enumerate(["-", "--", "-.", ":"]):
-        ax.plot(positions, writes[pos, P.seeds[0]][layer], style, label=f"layer {layer + 1}")
+        ax.plot(positions, writes[pos, P.seeds[0]][layer], style, label=f"layer {layer}")
     ax.axvline(L, color="gray", lw=1)
     ax.text(L * 1.05, 0.97, "L", color="gray", va="top", transform=ax.get_xaxis_transform())
     ax.set(xscale="log", xlabel="position (log scale)", title=f"{pos}, seed {P.seeds[0]}")
@@ -203,7 +202,7 @@ plt.show()
 #
 # <details><summary>The drift, layer by layer</summary>
 #
-# The drifting layer is layer 2 on seed 0, layers 2 and 3 on seed 1, most of it in the attention
+# The drifting layer is layer 1 on seed 0, layers 1 and 2 on seed 1, most of it in the attention
 # output (up to 3.76). The best $\lambda$ lowers the block writes from 3.27 to 2.76 and from 2.36
 # to 1.86; $\log_L n$ barely changes them (3.37, 2.30). RoPE writes *less* past $L$ (0.72-0.98), so a layer
 # inside its band is not therefore in a state training made.
@@ -300,7 +299,7 @@ for seed in P.seeds:
                 pinned[seed, name.replace(f" {T // L}L", ""), T] = (
                     (plain[T] - loss[T]) / (plain[T] - plain[L]))
     moved_by = [a.norm(dim=-1)[8 * L:].mean().item() for a in pin]
-    print(f"seed {seed}: the pin moves layers 1-4 past 8L by "
+    print(f"seed {seed}: the pin moves layers 0-3 past 8L by "
           + " ".join(f"{v:.2f}" for v in moved_by))
 for T in (8 * L, 16 * L):
     print(f"share of NoPE's excess loss at {T // L}L taken back: " + ";  ".join(
@@ -315,7 +314,7 @@ for T in (8 * L, 16 * L):
 #
 # <details><summary>The pin's numbers, and why they are read, not asserted</summary>
 #
-# The pin moves layers 2-4 by 1.9 to 4.6 past $8L$ and adds at most 3 points to the best
+# The pin moves layers 1-3 by 1.9 to 4.6 past $8L$ and adds at most 3 points to the best
 # $\lambda$'s share. It is one direction per layer, a linear probe's: a count held non-linearly,
 # in the spread of the attention output as Chi et al. 2023 found, is not moved by it, so it rules
 # out the simplest form of "counts never seen", not every form. "The pin takes back more than its
@@ -343,7 +342,7 @@ for T in (8 * L, 16 * L):
 # </details>
 #
 # Our four layers alternate (`minilm.experiments.layer_setting`):
-# %% mystnb={"image": {"alt": "Diagram of the keys the last query sees in each of the hybrid's four layers: a row of cells per layer across key positions, the training length L dashed. The RoPE layers (1 and 3) color only a short window of the most recent keys; the NoPE layers (2 and 4) color every key, past L too."}}
+# %% mystnb={"image": {"alt": "Diagram of the keys the last query sees in each of the hybrid's four layers: a row of cells per layer across key positions, the training length L dashed. The RoPE layers (0 and 2) color only a short window of the most recent keys; the NoPE layers (1 and 3) color every key, past L too."}}
 hybrid_config = text["hybrid", P.seeds[0]].config
 print(hybrid_config.layers)
 draw_layer_keys(hybrid_config.layers, length=3 * L // 2, train_len=L)
@@ -367,17 +366,17 @@ plt.show()
 # The hybrid's NoPE layers see every key under the causal mask: they *could* count. Do they?
 # Lesson 6's probe on each layer's output (fitted on 48 sequences, scored on 16), within $L$ and
 # over $16L$:
-# %% mystnb={"image": {"alt": "Two panels of bars, within L and over 16L: the R squared of a linear probe from each layer's output to the position, for NoPE and the hybrid (mean of two seeds), layers 1 to 4."}}
+# %% mystnb={"image": {"alt": "Two panels of bars, within L and over 16L: the R squared of a linear probe from each layer's output to the position, for NoPE and the hybrid (mean of two seeds), layers 0 to 3."}}
 knows = {(pos, seed, span): [position_probe_r2(h[:, :T], n_train=48)
                              for h in hidden_states(text[pos, seed], sequences)[1:]]
          for pos in ("nope", "hybrid") for seed in P.seeds
          for span, T in (("within L", L), ("to 16L", 16 * L))}
-print("probe R^2 of layers 1-4, each seed")
+print("probe R^2 of layers 0-3, each seed")
 for (pos, seed, span), r2 in knows.items():
     print(f"{pos:>6} seed {seed}, {span:<8}" + " ".join(f"{v:6.2f}" for v in r2))
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-layers = torch.arange(1, 5)
+layers = torch.arange(4)
 for ax, span in zip(axes, ("within L", "to 16L")):
     for k, pos in enumerate(("nope", "hybrid")):
         mean = [sum(knows[pos, s, span][i] for s in P.seeds) / len(P.seeds) for i in range(4)]

@@ -6,7 +6,7 @@
 # for the window, five for HWFA's layout).
 # $L$ is each model's training length: 64 or 128 in lessons 1-5, 32 in lessons [6](06_nope.ipynb)-14.
 #
-# **Time.** About 15 minutes to read; about 4 minutes to run on 2 CPU cores, with lessons 11 and
+# **Time.** About 20 minutes to read; about 4 minutes to run on 2 CPU cores, with lessons 11 and
 # 13 cached.
 #
 # **Which failure, which fix.** All four, their fixes, the window's size, what reproduced.
@@ -147,7 +147,7 @@ P = minilm.profile()
 corpus = minilm.default_corpus()
 assert L == P.controlled_len
 w, sweep_seeds = P.hybrid_window, P.controlled_seeds[:2]
-LOG_RULE = dict(position_scale=(1 / math.log(L), L))   # log_L n past L, as in lesson 13
+LOG_RULE = dict(position_rule=(1 / math.log(L), L))   # log_L n past L, as in lesson 13
 lengths = [L, 2 * L, 4 * L, 8 * L, 16 * L]
 
 
@@ -416,7 +416,7 @@ for s in P.seeds:
 #
 #    </details>
 #
-# **Exercise (a project, no checker):** take a model of your own, or lesson 6's NoPE model, pick
+# **Exercise (a project, no grader):** take a model of your own, or lesson 6's NoPE model, pick
 # its row of the decision table, write down what you expect, and measure the fix at $2L$ and
 # $4L$: `minilm.loss_by_length(model, corpus, [4 * L])` inside and outside
 # `with minilm.at_lambda(model, minilm.length_rule("nope_fit", 4 * L, L)):`.

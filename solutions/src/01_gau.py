@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 1 — Pieces of the GAU
 #
+# **Time.** About 15 minutes; going further: 5 more.
+#
 # [Lesson 1](../lessons/01_gau.ipynb) built the Gated Attention Unit. Here you write three of its
 # pieces yourself;
 # each task ends with a check that compares your function with `minilm`'s on random
@@ -15,7 +17,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from minilm.checks import check_gau_parameter_count, check_relu2_attention, check_rope
+from course.grader import grade_gau_parameter_count, grade_relu2_attention, grade_rope
 
 # %% [markdown]
 # ## Task 1: relu² attention with fixed, length and row n
@@ -43,7 +45,7 @@ def relu2_attention(q, k, v, n, causal):
 
 
 # %%
-check_relu2_attention(relu2_attention)
+grade_relu2_attention(relu2_attention)
 
 # %% [markdown]
 # ## Task 2: RoPE
@@ -69,7 +71,7 @@ def rope(x):
 
 
 # %%
-check_rope(rope)
+grade_rope(rope)
 
 # %% [markdown]
 # ## Task 3: how many parameters has one GAU?
@@ -94,7 +96,7 @@ def gau_parameter_count(d, s, expansion):
 
 
 # %%
-check_gau_parameter_count(gau_parameter_count)
+grade_gau_parameter_count(gau_parameter_count)
 
 # %% [markdown]
 # **Going further:** with your count, how many GAU layers have as many parameters as one

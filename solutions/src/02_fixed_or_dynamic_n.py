@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 2 — Fixed n, dynamic n, and the prefix argument
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # [Lesson 2](../lessons/02_fixed_or_dynamic_n.ipynb) compared three divisors for relu² attention
 # and showed that, in a causal model
 # with n fixed, a short sequence computes exactly what the first positions of a long one
@@ -9,7 +11,7 @@
 # %%
 import torch
 
-from minilm.checks import check_prefix_gap, check_row_divisor
+from course.grader import grade_prefix_gap, grade_row_divisor
 
 # %% [markdown]
 # ## Task 1: the divisor of every row
@@ -31,7 +33,7 @@ def row_divisor(T, n, causal):
 
 
 # %%
-check_row_divisor(row_divisor)
+grade_row_divisor(row_divisor)
 
 # %% [markdown]
 # ## Task 2: the prefix gap
@@ -52,7 +54,7 @@ def prefix_gap(model, idx, T, **overrides):
 
 
 # %%
-check_prefix_gap(prefix_gap)
+grade_prefix_gap(prefix_gap)
 
 # %% [markdown]
 # **Going further:** in a *bidirectional* model (`causal=False` in the config), is the prefix

@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 3 — Entropy, the normaliser, and how it grows
 #
+# **Time.** About 15 minutes; going further: 5 more.
+#
 # [Lesson 3](../lessons/03_why_normaliser.ipynb) measured how the softmax normaliser $Z_i$ and the
 # effective number of keys
 # $e^{H_i}$ grow with $n$. Write the three measurements yourself.
@@ -9,7 +11,7 @@
 import torch
 import torch.nn.functional as F
 
-from minilm.checks import check_entropy, check_growth_exponent, check_log_normaliser
+from course.grader import grade_entropy, grade_growth_exponent, grade_log_normaliser
 
 # %% [markdown]
 # ## Task 1: attention entropy of every row
@@ -27,7 +29,7 @@ def entropy(weights):
 
 
 # %%
-check_entropy(entropy)
+grade_entropy(entropy)
 
 # %% [markdown]
 # ## Task 2: log of the normaliser
@@ -46,7 +48,7 @@ def log_normaliser(scores, norm):
 
 
 # %%
-check_log_normaliser(log_normaliser)
+grade_log_normaliser(log_normaliser)
 
 # %% [markdown]
 # ## Task 3: the growth exponent
@@ -65,11 +67,11 @@ def growth_exponent(ns, values):
 
 
 # %%
-check_growth_exponent(growth_exponent)
+grade_growth_exponent(growth_exponent)
 
 # %% [markdown]
 # **Going further:** apply your three functions to an untrained `minilm.LM` at lengths
-# 16-128 (`model(idx, return_weights=True)`); you should find exponents near 1.
+# 16-128 (`model(idx, returns="weights")`); you should find exponents near 1.
 #
 # <details><summary>Answer</summary>
 #

@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 4 — Two of the fixes
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # Fix 3 of lesson 4 divides relu² by its own row sum, the way softmax divides by $Z_i$;
 # fix 2 pretrains on batches of mixed lengths. Write both.
 #
@@ -13,7 +15,7 @@ import random
 import torch
 import torch.nn.functional as F
 
-from minilm.checks import check_mixed_length_batches, check_relu2_norm_attention
+from course.grader import grade_mixed_length_batches, grade_relu2_norm_attention
 
 # %% [markdown]
 # ## Task 1: relu² normalised by the row sum
@@ -36,7 +38,7 @@ def relu2_norm_attention(q, k, v, causal):
 
 
 # %%
-check_relu2_norm_attention(relu2_norm_attention)
+grade_relu2_norm_attention(relu2_norm_attention)
 
 # %% [markdown]
 # ## Task 2: batches of mixed lengths
@@ -60,7 +62,7 @@ def mixed_length_batches(ids, batch_size, lengths, seed):
 
 
 # %%
-check_mixed_length_batches(mixed_length_batches)
+grade_mixed_length_batches(mixed_length_batches)
 
 # %% [markdown]
 # **Going further:** with your `relu2_norm_attention`, show that multiplying `q` by 0.5, 2

@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 5 — The log n factor
 #
+# **Time.** About 15 minutes; going further: 5 more.
+#
 # [Lesson 5](../lessons/05_entropy_invariance.ipynb) derived the entropy-invariant factor $\log n_i
 # / \log L$ on the logits. Write the
 # factor, then attention that uses it; then derive the self-weight of the simplex model from the
@@ -12,8 +14,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from minilm.checks import (check_entropy_invariant_attention, check_logn_factor,
-                           check_simplex_self_weight)
+from course.grader import (grade_entropy_invariant_attention, grade_logn_factor,
+                           grade_simplex_self_weight)
 
 # %% [markdown]
 # ## Task 1: the factor of every row
@@ -30,7 +32,7 @@ def logn_factor(T, L, causal):
 
 
 # %%
-check_logn_factor(logn_factor)
+grade_logn_factor(logn_factor)
 
 # %% [markdown]
 # ## Task 2: entropy-invariant softmax attention
@@ -49,7 +51,7 @@ def entropy_invariant_attention(q, k, v, L, causal):
 
 
 # %%
-check_entropy_invariant_attention(entropy_invariant_attention)
+grade_entropy_invariant_attention(entropy_invariant_attention)
 
 # %% [markdown]
 # ## Task 3: the self-weight of a regular simplex
@@ -70,7 +72,7 @@ def simplex_self_weight(n, rho, beta):
 
 
 # %%
-check_simplex_self_weight(simplex_self_weight)
+grade_simplex_self_weight(simplex_self_weight)
 
 # %% [markdown]
 # **Going further:**

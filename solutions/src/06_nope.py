@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 6 — Probing and measuring a NoPE model
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # [Lesson 6](../lessons/06_nope.ipynb) read the position out of a NoPE model's hidden state with a
 # linear probe, and
 # measured how far past its training length a model goes. Write both measurements.
@@ -8,7 +10,7 @@
 # %%
 import torch
 
-from minilm.checks import check_extension_ratio, check_position_probe
+from course.grader import grade_extension_ratio, grade_position_probe
 
 # %% [markdown]
 # ## Task 1: a linear position probe
@@ -33,7 +35,7 @@ def position_probe_r2(hidden, n_train):
 
 
 # %%
-check_position_probe(position_probe_r2)
+grade_position_probe(position_probe_r2)
 
 # %% [markdown]
 # ## Task 2: the extension ratio
@@ -55,7 +57,7 @@ def extension_ratio(position_loss, L, margin, bucket):
 
 
 # %%
-check_extension_ratio(extension_ratio)
+grade_extension_ratio(extension_ratio)
 
 # %% [markdown]
 # **Going further:** use your probe on the hidden states of an untrained causal and an

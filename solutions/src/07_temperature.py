@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 7 — Temperatures: the fit and head-based scaling
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # [Lesson 7](../lessons/07_temperature.ipynb) searched a uniform temperature per length, fitted
 # $\lambda = 1 + c \ln s$, and
 # trained one temperature per head with a clamp. Write the fit and the training loop.
@@ -11,7 +13,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from minilm.checks import check_fit_c, check_head_scale_training
+from course.grader import grade_fit_c, grade_head_scale_training
 
 # %% [markdown]
 # ## Task 1: fit c
@@ -28,12 +30,12 @@ def fit_c(ratios, lambdas):
 
 
 # %%
-check_fit_c(fit_c)
+grade_fit_c(fit_c)
 
 # %% [markdown]
 # ## Task 2: head-based scaling
 #
-# Train `model.temperature` (shape `(layers, heads)`) and nothing else:
+# Train `model.multiplier` (shape `(layers, heads)`) and nothing else:
 # 1. freeze every parameter, then set the temperatures to `start` and let them train;
 # 2. for `steps` batches from `batches` (an iterator of `(x, y)`), take an AdamW step on the
 #    cross-entropy of `model(x)` against `y` (lr 0.05, no weight decay);
@@ -45,9 +47,9 @@ def train_head_scales(model, batches, steps, start):
     for p in model.parameters():
         p.requires_grad_(False)
     with torch.no_grad():
-        model.temperature.fill_(start)
-    model.temperature.requires_grad_(True)
-    optimizer = torch.optim.AdamW([model.temperature], lr=0.05, weight_decay=0.0)
+        model.multiplier.fill_(start)
+    model.multiplier.requires_grad_(True)
+    optimizer = torch.optim.AdamW([model.multiplier], lr=0.05, weight_decay=0.0)
     for _ in range(steps):
         x, y = next(batches)
         loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
@@ -55,12 +57,12 @@ def train_head_scales(model, batches, steps, start):
         loss.backward()
         optimizer.step()
         with torch.no_grad():
-            model.temperature.clamp_(min=1.0)
+            model.multiplier.clamp_(min=1.0)
     ### END SOLUTION
 
 
 # %%
-check_head_scale_training(train_head_scales)
+grade_head_scale_training(train_head_scales)
 
 # %% [markdown]
 # **Going further** (needs lesson 6's trained models: run lesson 6 first, or this trains them,
@@ -80,7 +82,7 @@ check_head_scale_training(train_head_scales)
 # You should: in lesson 7 the same recipe ended at the same loss from both starts (seed 0: 1.851
 # nats at $4L$ from 1.7 and from 1.0, $\lambda_h$ in [1.00, 1.82] both times). With 16 scales and a
 # smooth loss Adam finds one minimum. If your two runs end far apart, check that only
-# `model.temperature` trains, that the clamp comes after each optimiser step, and the learning rate
+# `model.multiplier` trains, that the clamp comes after each optimiser step, and the learning rate
 # and schedule; small differences in the schedule move only the last digits.
 #
 # </details>

@@ -1,13 +1,15 @@
 # %% [markdown]
 # # Exercise 8 — One rule, four spellings
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # [Lesson 8](../lessons/08_one_idea.ipynb) put the length rules of several papers and models on one
 # plot. Write them.
 
 # %%
 import math
 
-from minilm.checks import check_length_rules, check_rule_slopes
+from course.grader import grade_length_rules, grade_rule_slopes
 
 # %% [markdown]
 # ## Task 1: the multiplier on the logits
@@ -35,7 +37,7 @@ def length_rule(rule, n, L):
 
 
 # %%
-check_length_rules(length_rule)
+grade_length_rules(length_rule)
 
 # %% [markdown]
 # ## Task 2: the c of each rule
@@ -52,7 +54,7 @@ def rule_slope(rule, L):
 
 
 # %%
-check_rule_slopes(rule_slope)
+grade_rule_slopes(rule_slope)
 
 # %% [markdown]
 # **Going further:** plot the four rules for $L = 512$ and $n$ from 512 to 8192 on one

@@ -1,7 +1,9 @@
 # %% [markdown]
 # # Exercise 9 — The per-position rule, and a result over seeds
 #
-# [Lesson 9](../lessons/09_fix_isolated.ipynb) applied the NoPE paper's temperature per position,
+# **Time.** About 10 minutes; going further: 5 more.
+#
+# [Lesson 9](../lessons/09_fix_isolated.ipynb) applied the NoPE paper's temperature (our multiplier λ) per position,
 # and stated every claim as the
 # mean over five seeds with an interval. Write both.
 
@@ -10,7 +12,7 @@ import math
 
 import torch
 
-from minilm.checks import check_position_temperature, check_seed_interval
+from course.grader import grade_position_rule, grade_seed_interval
 
 # %% [markdown]
 # ## Task 1: the per-position multiplier
@@ -20,7 +22,7 @@ from minilm.checks import check_position_temperature, check_seed_interval
 # a bidirectional model (`causal=False`) every row sees $n_i = T$ keys.
 
 # %%
-def position_temperature(T, c, L, causal):
+def position_rule(T, c, L, causal):
     ### BEGIN SOLUTION
     n = torch.arange(1, T + 1, dtype=torch.float) if causal else torch.full((T,), float(T))
     return torch.where(n > L, 1 + c * torch.log(n / L), torch.ones(T))
@@ -28,7 +30,7 @@ def position_temperature(T, c, L, causal):
 
 
 # %%
-check_position_temperature(position_temperature)
+grade_position_rule(position_rule)
 
 # %% [markdown]
 # ## Task 2: the mean over seeds and its interval
@@ -49,7 +51,7 @@ def seed_interval(values, level, t_quantile):
 
 
 # %%
-check_seed_interval(seed_interval)
+grade_seed_interval(seed_interval)
 
 # %% [markdown]
 # ## Going further

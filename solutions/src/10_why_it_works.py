@@ -1,5 +1,7 @@
 # %% [markdown]
-# # Exercise 10 — How much temperature holds the needle's share?
+# # Exercise 10 — How large a multiplier holds the needle's share?
+#
+# **Time.** About 10 minutes; going further: 5 more.
 #
 # [Lesson 10](../lessons/10_why_it_works.ipynb) found that Su's $\log_L n$ keeps the answer rows'
 # attention on the needle nearly
@@ -12,7 +14,7 @@ import math
 
 import torch
 
-from minilm.checks import check_lambda_holding_share, check_needle_share
+from course.grader import grade_lambda_holding_share, grade_needle_share
 
 # %% [markdown]
 # ## Task 1: the needle's share of a row
@@ -35,12 +37,12 @@ def needle_share(n, needle_keys, needle_logit, lam):
 
 
 # %%
-check_needle_share(needle_share)
+grade_needle_share(needle_share)
 
 # %% [markdown]
-# ## Task 2: the temperature that holds the share
+# ## Task 2: the multiplier that holds the share
 #
-# Solve $m(\lambda) = $ `share` for $\lambda$: return the temperature at which the needle's share
+# Solve $m(\lambda) = $ `share` for $\lambda$: return the multiplier at which the needle's share
 # of a row of `n` keys is exactly `share`. Then notice how it grows with $n$: by $\ln 2 / S$ every
 # time the filler doubles, that is, like $\log n$.
 
@@ -52,11 +54,11 @@ def lambda_holding_share(n, needle_keys, needle_logit, share):
 
 
 # %%
-check_lambda_holding_share(lambda_holding_share)
+grade_lambda_holding_share(lambda_holding_share)
 
 # %% [markdown]
 # ## Going further
-# - Write the temperature that holds the share at $n$ as a multiple of the one that gives it at
+# - Write the multiplier that holds the share at $n$ as a multiple of the one that gives it at
 #   $L$: $\lambda(n)/\lambda(L) = 1 + c \ln(\cdot)$. What is $c$? For which $S$ is it Su's $1/\ln L$?
 #
 #   <details><summary>Answer</summary>

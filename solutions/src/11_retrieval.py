@@ -1,13 +1,15 @@
 # %% [markdown]
 # # Exercise 11 — Scoring retrieval
 #
+# **Time.** About 5 minutes; going further: 5 more.
+#
 # [Lesson 11](../lessons/11_retrieval.ipynb) scored retrieval by exact match from one forward pass.
 # Write that measurement.
 
 # %%
 import torch
 
-from minilm.checks import check_exact_match
+from course.grader import grade_exact_match
 
 # %% [markdown]
 # ## Task 1: exact match from one forward pass
@@ -26,7 +28,7 @@ def exact_match(logits, y):
 
 
 # %%
-check_exact_match(exact_match)
+grade_exact_match(exact_match)
 
 # %% [markdown]
 # ## Going further

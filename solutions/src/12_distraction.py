@@ -1,16 +1,18 @@
 # %% [markdown]
 # # Exercise 12 — Reading attention, and the per-position fit
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # [Lesson 12](../lessons/12_distraction.ipynb) measured how much of the question's attention lands
 # on the needle, and fitted the
-# best temperature per position as the paper's code does. Write the two measurements.
+# best multiplier per position as the paper's code does. Write the two measurements.
 
 # %%
 import math
 
 import torch
 
-from minilm.checks import check_needle_mass, check_per_position_fit
+from course.grader import grade_needle_mass, grade_per_position_fit
 
 # %% [markdown]
 # ## Task 1: attention mass on the needle
@@ -30,12 +32,12 @@ def needle_mass(rows, needle):
 
 
 # %%
-check_needle_mass(needle_mass)
+grade_needle_mass(needle_mass)
 
 # %% [markdown]
 # ## Task 2: the per-position fit
 #
-# `table[g, t]` is the loss at position `t` (0-based) with every temperature set to `grid[g]`.
+# `table[g, t]` is the loss at position `t` (0-based) with every multiplier set to `grid[g]`.
 # Past the training length `L`, average the positions `L, L+1, ...` in buckets of `bucket`
 # (a shorter last bucket is kept), take each bucket's best $\lambda$ (lowest loss) and its mean
 # position $i$ counted from 1 (position `t` is $i = t + 1$), and return the least-squares slope $c$
@@ -57,7 +59,7 @@ def per_position_fit(table, grid, L, bucket):
 
 
 # %%
-check_per_position_fit(per_position_fit)
+grade_per_position_fit(per_position_fit)
 
 # %% [markdown]
 # ## Going further

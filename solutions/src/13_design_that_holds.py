@@ -1,6 +1,8 @@
 # %% [markdown]
 # # Exercise 13 — A sliding window, and how far a stack of layers reads
 #
+# **Time.** About 10 minutes; going further: 5 more.
+#
 # [Lesson 13](../lessons/13_design_that_holds.ipynb) built a hybrid: RoPE layers that see only
 # their last $w$ keys, and global NoPE layers.
 # Write the window's mask, then find which input tokens can reach an output through a stack of
@@ -9,7 +11,7 @@
 # %%
 import torch
 
-from minilm.checks import check_reach, check_sliding_window_mask
+from course.grader import grade_reach, grade_sliding_window_mask
 
 # %% [markdown]
 # ## Task 1: the sliding-window causal mask
@@ -29,7 +31,7 @@ def sliding_window_mask(T, window):
 
 
 # %%
-check_sliding_window_mask(sliding_window_mask)
+grade_sliding_window_mask(sliding_window_mask)
 
 # %% [markdown]
 # ## Task 2: the reach of a stack of layers
@@ -53,7 +55,7 @@ def reach(layers, T):
 
 
 # %%
-check_reach(reach)
+grade_reach(reach)
 
 # %% [markdown]
 # ## Going further
