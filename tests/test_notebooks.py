@@ -59,6 +59,10 @@ print("same")
 '''
 
 
+RECORD = {"commit": "0" * 40, "torch": "2.13.0", "python": "3.11.7", "cpu": "a test CPU",
+          "cpu_kernels": "AVX2", "gpu": None, "profile": "cpu", "date": "2026-12-05"}
+
+
 def sample_source(tmp_path, text=SAMPLE):
     source = tmp_path / "src" / "sample.py"
     source.parent.mkdir(exist_ok=True)
@@ -76,18 +80,19 @@ def test_cell_ids_come_from_the_cells_so_a_one_line_edit_changes_one_id(tmp_path
 
 def test_a_rebuild_of_an_unchanged_source_changes_no_byte(tmp_path):
     source = sample_source(tmp_path)
-    build(source)
+    build(source, RECORD)
     first = notebook_path(source).read_bytes()
-    build(source)
+    build(source, RECORD)
     assert notebook_path(source).read_bytes() == first
     assert b'"execution"' not in first and b"iso8601" not in first  # no timestamps stored
+    assert json.loads(first)["metadata"]["minilm_build"] == RECORD  # but the build's record
 
 
 def test_a_notebook_is_built_on_the_profiles_own_seeds_whatever_the_environment_says(tmp_path, monkeypatch):
     monkeypatch.setenv("MINILM_SEED_OFFSET", "50")  # as in a CI run, which also builds notebooks here
     monkeypatch.setenv("MINILM_PROFILE", "gpu")
     source = sample_source(tmp_path, "# %%\nimport minilm\nprint(minilm.profile().name, minilm.profile().seeds)\n")
-    build(source)
+    build(source, RECORD)
     assert "cpu (0, 1)" in notebook_path(source).read_text()
     assert os.environ["MINILM_SEED_OFFSET"] == "50"  # this process keeps its own setting
 
@@ -114,7 +119,7 @@ def test_a_prose_edit_is_copied_without_running_and_a_code_edit_is_refused(tmp_p
     from notebooks import update_prose
 
     source = sample_source(tmp_path)
-    build(source)
+    build(source, RECORD)
     source.write_text(SAMPLE.replace("One line of prose.", "One better line of prose."))
     update_prose(source)
     assert out_of_sync(source) is None

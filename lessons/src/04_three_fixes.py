@@ -168,9 +168,8 @@ for label in list(variants)[1:]:
     print(f"{label:<30} {1000 * costs[label]:6.1f} ms/step")
 
 # %% [markdown]
-# At this size the four cost about the same (53.7 to 58.8 ms a step): the attention matrix is
-# small next to the projections. Fixes 1 and 2, the same computation, differ by 1 ms: one run
-# cannot rank them. What differs is what each fix asks:
+# At this size the four cost 36.3 to 45.8 ms a step, relu² over its row sum the most. Fixes 1
+# and 2, the same computation, differ by 1.3 ms: one run cannot rank them. What differs is what each fix asks:
 #
 # | fix | what it asks |
 # |---|---|
@@ -320,7 +319,7 @@ for seed in P.seeds:
 #    at every length, and held up best past $L$ here (softmax 55-60% at $2L$). Fix 2 also works if
 #    you control pretraining. Exactly one length: the length problem never arises, so any variant
 #    works; relu² with $n$ fixed at that length is the simplest, and softmax costs nothing either
-#    (about equal loss at $L$). At this size the timings (53.7-58.8 ms a step in the stored run,
+#    (about equal loss at $L$). At this size the timings (36.3-45.8 ms a step in the stored run,
 #    moving with the machine's load) cannot rank them.
 #
 #    </details>

@@ -166,8 +166,8 @@ plt.show()
 # On each seed: from $L$ to $16L$ the standard entropy rises by over 1.2 nats (1.78, 2.19) and the
 # entropy-invariant one by at least 0.5 nats less (0.70, 0.75), each the other's control. ("Under
 # half", the earlier bound, held on seed 50 by only 0.07 nats.) The gain is over
-# half a point at $4L$ and $8L$ (1.17-1.88; control: 0 at $L$) and within one point at $2L$
-# ($-0.15$, $+0.18$; the $8L$ gain fails it).
+# half a point at $4L$ and $8L$ (1.19-1.89; control: 0 at $L$) and within one point at $2L$
+# ($-0.17$, $+0.18$; the $8L$ gain fails it).
 #
 # </details>
 
@@ -846,7 +846,7 @@ torch.set_num_threads(threads_before)
 # - **MLM accuracy at $L$ to $16L$.** Su (RoFormer-small, $L = 64$; 2021 post,
 #   kexue.fm/archives/8823): standard 43.3 / 36.5 / 23.0 / 15.1 / 11.5, entropy-invariant
 #   43.1 / 41.2 / 34.0 / 20.2 / 13.6. Here, the gain over standard per seed: 0 at $L$ (the factor
-#   is 1), $-0.15$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$
+#   is 1), $-0.17$ to $+0.18$ at $2L$, $+1.2$ at $4L$, $+1.3$ to $+1.9$ at $8L$, $+0.4$ to $+0.8$
 #   at $16L$ points.
 # - **Entropy growth with length.** Su: held by $\log_L n$ (argued, 2021 post). Here: the standard
 #   model's rises by 1.8-2.2 nats from $L$ to $16L$, the entropy-invariant one's by 0.70-0.75.

@@ -218,7 +218,7 @@ plt.show()
 # <details><summary>What two seeds cannot resolve</summary>
 #
 # Printed, not asserted: the learned factor minus plain NoPE is $-0.016$ and $-0.043$ nats in
-# range, $+0.067$ and $+0.064$ at 4x, $+0.230$ and $-0.040$ at 8x; two seeds of plain NoPE differ
+# range, $+0.067$ and $+0.065$ at 4x, $+0.230$ and $-0.040$ at 8x; two seeds of plain NoPE differ
 # by 0.049 nats in range and 0.155 at 4x. At 2x the NoPE rule ties the best $\lambda$, but there
 # even $\lambda = 1$ is only 0.02 and 0.04 nats from it, so that is not asserted. Head scaling's
 # lead over the best uniform $\lambda$ and the NoPE rule is 0.035-0.077 nats, over the others 0.13

@@ -21,8 +21,7 @@
 # %% [markdown]
 # **The source.** Wang et al. (2024) blame NoPE's failure past $L$ on distraction: a long row's
 # attention spreads over ever more keys; what the paper calls a temperature, our $\lambda$,
-# sharpens it again. [Lesson 11](11_retrieval.ipynb)'s models, prompts and fixes are reused; its numbers reappear, a
-# little changed: this lesson was last built on another machine.
+# sharpens it again. [Lesson 11](11_retrieval.ipynb)'s models, prompts and fixes are reused; its numbers reappear unchanged.
 
 # %%
 import math
@@ -159,7 +158,7 @@ plt.show()
 
 # %% [markdown]
 # **But the head's focus does not size exact match.** With that focus largely back, exact match at
-# $8L$ stays near one half: 0.48 and 0.49 with the best uniform $\lambda$ (0.92 and 0.93 in
+# $8L$ stays near one half: 0.48 and 0.49 with the best uniform $\lambda$ (0.90 and 0.94 in
 # range). So this head explains only part of the lost retrieval; the rest (not measured; see
 # question 1) presumably lies in reading the key out, or in other heads.
 #
@@ -439,7 +438,7 @@ for seed in P.seeds:
 #
 # - **Distraction.** Paper: entropy grows with length; a temperature (our $\lambda$) restores it.
 #   Here: the needle-finding head's mass 0.99 / 0.99 at $L$, 0.88 / 0.86 at $8L$, 0.95 / 0.95
-#   with $\lambda$; exact match at $8L$ only from 0.47 / 0.28 to 0.48 / 0.49 (0.92 / 0.93 at $L$).
+#   with $\lambda$; exact match at $8L$ only from 0.47 / 0.28 to 0.48 / 0.49 (0.90 / 0.94 at $L$).
 # - **The fit of $\lambda$** (appendix A). Paper: per position, $c = 0.397$ (appendix B; the fit
 #   is in `fig/fig_fit.ipynb` of its code). Here: per position $c$ = 0.70 / 0.60; per length
 #   $c$ = 0.44 / 0.37.
@@ -457,7 +456,7 @@ for seed in P.seeds:
 # - Past $L$ the head that finds the needle is distracted: at $\lambda = 1$ its needle mass falls
 #   from 0.99 and 0.99 at $L$ to 0.88 and 0.86 at $8L$, and its entropy rises.
 # - $\lambda$ gives that head much of its focus back (mass 0.95 and 0.95, entropy no higher than
-#   at $L$), but not the retrieval: exact match at $8L$ 0.48 and 0.49 (0.92 and 0.93 in range).
+#   at $L$), but not the retrieval: exact match at $8L$ 0.48 and 0.49 (0.90 and 0.94 in range).
 # - So one head's distraction explains only part of the loss in text; the rest, not measured here,
 #   presumably lies in the read-out or in other heads.
 

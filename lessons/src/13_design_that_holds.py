@@ -395,7 +395,7 @@ plt.show()
 # <details><summary>What is asserted, and what would fail it</summary>
 #
 # On each seed the hybrid's largest $R^2$ over its layers, over $16L$, is below 0.2 (measured
-# 0.00, 0.04), and NoPE's is more than 0.3 above it (0.66, 0.67). Control: NoPE itself, which
+# 0.00, 0.04), and NoPE's is more than 0.3 above it (0.65, 0.67). Control: NoPE itself, which
 # fails the first check. Lesson 6's untrained NoPE held 0.27 from the mask alone: the trained
 # hybrid holds less than even that.
 #
