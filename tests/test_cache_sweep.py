@@ -23,16 +23,8 @@ from minilm.cache import TMP_SUFFIX, cache_key, cache_path, resume_path
 from minilm.distributed import main
 
 ROOT = Path(__file__).resolve().parent.parent
-VOCAB = default_corpus().tokenizer.vocab_size
-CONFIG = dict(d_model=16, n_layer=1, n_head=2)
-RECIPE = dict(steps=5, batch_size=4, length=16, warmup=2)
-
-
-@pytest.fixture(autouse=True)
-def private_cache_on_the_cpu(tmp_path, monkeypatch):
-    monkeypatch.setenv("MINILM_CACHE", str(tmp_path / "cache"))
-    for module in (minilm.cache, minilm.distributed):
-        monkeypatch.setattr(module, "pick_device", lambda: torch.device("cpu"))
+# the command line's tiny job, and its private cache on the CPU, as tests/test_cli_faults.py runs it
+from test_cli_faults import CONFIG, RECIPE, VOCAB, private_cache_on_the_cpu  # noqa: E402, F401
 
 
 def args(recipe=RECIPE, *extra):
