@@ -193,3 +193,28 @@ def draw_layer_keys(layers, *, length: int, query: int | None = None, train_len:
                        Patch(color="#e8e8e8", label="not seen")],
               loc="upper left", bbox_to_anchor=(0, -0.35), ncol=3, frameon=False)
     return ax
+
+
+def plot_scorecard(card: dict, measures=None):
+    """One panel per measure of a scorecard (minilm.scorecard), its multiples of L on a log axis:
+    each name's mean with its 90% interval over seeds (a bar where there are two or more), the
+    names offset a little so that no interval hides another. Returns the figure."""
+    measures = measures or list(next(iter(card.values())))
+    fig, axes = plt.subplots(1, len(measures), figsize=(3.4 * len(measures), 3.6), squeeze=False,
+                             layout="constrained")
+    for ax, measure in zip(axes[0], measures):
+        for k, (name, row) in enumerate(card.items()):
+            points = row[measure]
+            x = [m * 1.06 ** (k - (len(card) - 1) / 2) for m in points]
+            means = [s["mean"] for s in points.values()]
+            ax.plot(x, means, "o-" if len(x) > 1 else "o", label=name)
+            bars = [(xi, s["low"], s["high"]) for xi, s in zip(x, points.values())
+                    if s["low"] is not None]
+            if bars:
+                ax.vlines([b[0] for b in bars], [b[1] for b in bars], [b[2] for b in bars],
+                          color=ax.lines[-1].get_color(), lw=1.5)
+        ax.set(xscale="log", xlabel="length / L", ylabel=measure, title=measure)
+        ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center",
+               ncol=len(card), fontsize=8)
+    return fig
