@@ -851,3 +851,58 @@ def grade_reach(student) -> None:
     cases = [(f"{name}, T={T}", dict(layers=layers, T=T))
              for name, layers in stacks.items() for T in (6, 16)]
     run_cases("reach through the layers", student, _reach, cases, atol=0, rtol=0)
+
+
+def _design_failure(design, L: int):
+    """Why the logit map ``design`` (T, device, dtype) -> (a, b) cannot be run as a design of a
+    model trained at L, in one sentence; None when it can: (a, b) two (T, T) tensors; within L
+    the same weights as the trained model (softmax of the plain logits); no row's weights
+    changing when the sequence grows (a row that did would see how long its future is); no row
+    without a key. Checked on random logits, the rows of each length a prefix of the longest's."""
+    longest = 4 * L
+    scores = torch.randn(3, longest, longest, generator=torch.Generator().manual_seed(0))
+    weights = {}
+    for T in (L // 2, L, 2 * L, longest):
+        got = design(T, torch.device("cpu"), torch.float32)
+        if got is None:
+            return "your function returned None. Did you forget `return`?"
+        if (not isinstance(got, (tuple, list)) or len(got) != 2
+                or not all(torch.is_tensor(t) and t.shape == (T, T) for t in got)):
+            return (f"at T = {T} it returned {_described(got)}; return a pair (a, b) of "
+                    f"({T}, {T}) tensors")
+        a, b = (t.detach().float() for t in got)
+        hidden = ~visible(T, causal=True)
+        plain = scores[:, :T, :T].masked_fill(hidden, float("-inf"))
+        weights[T] = (plain * a + b).masked_fill(hidden, float("-inf")).softmax(-1)
+        if weights[T].isnan().any():
+            row = int(weights[T].isnan().any(-1).any(0).nonzero()[0])
+            return f"at T = {T} row {row} has no key left (every b of the row is -inf)"
+        if T <= L and not torch.allclose(weights[T], plain.softmax(-1), atol=1e-5):
+            row = int((weights[T] - plain.softmax(-1)).abs().amax(-1).amax(0).argmax())
+            return (f"it changes the model in range: at T = {T} (<= L = {L}) row {row}'s weights "
+                    "differ from the trained model's; keep a = 1 and b = 0 within L")
+    for T in (L // 2, L, 2 * L):
+        grown = weights[longest][:, :T, :T]
+        if not torch.allclose(weights[T], grown, atol=1e-5):
+            row = int((weights[T] - grown).abs().amax(-1).amax(0).argmax())
+            return (f"it breaks causality: row {row}'s weights change when the sequence grows "
+                    f"from {T} to {longest} tokens, so position {row} would see how long its "
+                    "future is (use i, j and L, not T)")
+    return None
+
+
+def grade_design(student, L: int = 32) -> None:
+    """student(T, device, dtype) -> (a, b): a design of one's own, logits a_ij S_ij + b_ij, for
+    a causal model trained at L. One line: OK, or what breaks causality or the model in range."""
+    task = "your design"
+    try:
+        problem = _limited(task, "your function", lambda: _design_failure(student, L))
+    except GradeFailed:
+        raise
+    except NotImplementedError:
+        _fail(task, "your function still raises NotImplementedError: replace the stub with your code.")
+    except Exception as error:
+        _fail(task, f"it raised {type(error).__name__}: {error}{_students_line(error)}")
+    if problem:
+        _fail(task, problem)
+    print(f"\u2713 {task}: causal, and the trained model within L = {L}: ready for the scorecard.")

@@ -225,3 +225,69 @@ def retrieval_head_scaled(P: Profile, corpus: Corpus, seed: int, *, start: float
     text_model = pretrained(config, nope_rope_recipe(P, seed), corpus=corpus, progress=False)[0]
     model = pretrained(config, retrieval_recipe(P, seed), corpus=corpus, init=text_model, progress=False)[0]
     return scale_heads(model, corpus, seed, length=4 * P.nope_rope_len, start=start, retrieval=0.75)
+
+
+# Lesson 15: what the field shipped since, each design one change to the NoPE model of lesson 9
+# (the controlled task, five seeds) or lesson 6 (text, two seeds), or to its RoPE model (DroPE).
+
+SCALE_INVARIANT_TAU = 10.0  # Anson et al.'s best tau (their appendix H, trained at 4096)
+DESIGNS = {"sink": dict(sink=True), "gate": dict(gate=True),
+           "scale-invariant": dict(scale_invariant=SCALE_INVARIANT_TAU)}
+TASKS = ("controlled", "text")
+
+
+def _task_config(P: Profile, corpus: Corpus, task: str, pos: str) -> Config:
+    one_of("task", task, TASKS)
+    vocab_size = corpus.tokenizer.vocab_size
+    if task == "controlled":
+        return controlled_transformer(P, vocab_size, pos)
+    return nope_rope_transformer(P, vocab_size, pos)
+
+
+def design_models(P: Profile, corpus: Corpus, *, task: str = "controlled", designs=tuple(DESIGNS),
+                  progress: bool = True) -> dict:
+    """Lesson 15: {(design, seed): model}, the NoPE model of ``task`` ('controlled': lesson 9's,
+    on P.controlled_seeds; 'text': lesson 6's, on P.seeds) with one design of DESIGNS, trained by
+    the same recipe and seed: the design is the only difference from NoPE."""
+    _checked(P)
+    if not is_sequence(designs) or len(designs) == 0:
+        raise ValueError(f"designs must be a non-empty list from {tuple(DESIGNS)}; got {designs!r}")
+    for design in designs:
+        one_of("design", design, tuple(DESIGNS))
+    config = _task_config(P, corpus, task, "nope")
+    seeds, recipe = ((P.controlled_seeds, controlled_recipe) if task == "controlled"
+                     else (P.seeds, nope_rope_recipe))
+    trained = pretrained_many({(design, seed): (replace(config, **DESIGNS[design]), recipe(P, seed))
+                               for design in designs for seed in seeds}, corpus=corpus, progress=progress)
+    return {key: model for key, (model, _) in trained.items()}
+
+
+def drop_rope(model: LM) -> LM:
+    """DroPE's first step (Gelberg et al. 2025): the same weights, RoPE dropped from every layer:
+    an LM of the NoPE config, on the model's device, a copy."""
+    c = model.config
+    if c.pos != "rope" or c.window is not None:
+        raise ValueError(f"drop_rope takes a model with RoPE on every layer and no window; got pos={c.pos!r}, "
+                         f"window={c.window!r}")
+    nope = LM(replace(c, pos="nope", rope_scaling=None)).to(model.device)
+    nope.load_state_dict(model.state_dict())
+    nope.vocabulary = model.vocabulary
+    return nope
+
+
+def drope_models(P: Profile, corpus: Corpus, *, steps: int, task: str = "controlled",
+                 progress: bool = True) -> dict:
+    """Lesson 15: DroPE, {('DroPE', seed): model}: the RoPE model of ``task`` (design_models)
+    with RoPE dropped (drop_rope), then recalibrated ``steps`` steps at its training length L on
+    its own task's data (batches of seed 100 + seed, not the pretraining batches), warmup a
+    tenth of them."""
+    positive_int("steps", steps)
+    rope = (controlled_models(P, corpus, positions=("rope",), progress=progress) if task == "controlled"
+            else nope_rope_models(P, corpus, positions=("rope",), progress=progress))
+    recipe = controlled_recipe if task == "controlled" else nope_rope_recipe
+    config = _task_config(P, corpus, task, "nope")
+    jobs = {("DroPE", seed): (config, replace(recipe(P, seed), steps=steps, warmup=max(steps // 10, 1),
+                                               seed=100 + seed), drop_rope(model))
+            for (_, seed), model in rope.items()}
+    trained = pretrained_many(jobs, corpus=corpus, progress=progress)
+    return {key: model for key, (model, _) in trained.items()}

@@ -87,6 +87,9 @@ class Config:
     rope_base: float = 10000.0
     rope_scaling: RopeScaling | None = None  # PI, NTK or YaRN, to run RoPE past its training length
     learn_multiplier: bool = False  # train lambda with the rest (with logn_base: Scalable-Softmax)
+    sink: bool = False           # softmax only: a learned sink logit per layer and head (gpt-oss)
+    gate: bool = False           # transformer only: the output gate sigmoid(LN(x) W_g) (Qiu et al.)
+    scale_invariant: float | None = None  # tau of scale-invariant attention (Anson et al.); None: off
 
     def __post_init__(self):
         plain_fields(self)
@@ -156,10 +159,25 @@ def position_rule(T: int, c: float, L: int, causal: bool, window=None, device=No
     return 1 + c * (keys_seen(T, causal, window, device, dtype) / L).log().clamp(min=0)
 
 
-def attention_scores(q, k, *, causal=True, window=None) -> torch.Tensor:
-    """Logits S_ij = q_i . k_j / sqrt(d_k), q holding its multiplier; -inf where j is not
-    visible. ``'b h i d, b h j d -> b h i j'``: (B, H, T, T)."""
+def scale_invariant_logits(T: int, tau: float, device=None, dtype=torch.float32):
+    """Scale-invariant attention (Anson et al. 2025, eqs. 14-16 with a_0 = 1, m_0 = 0): a logit
+    at distance t = i - j becomes a_t S_ij + m_t, a_t = sqrt(1 + 2 ln(1 + t / tau)),
+    m_t = -2 ln(1 + t / tau): far keys get sharper logits and a lower floor, so the weight a row
+    gives each range of distances holds as the row grows. Returns (a, m), each (T, T)."""
+    check.finite_number("scale_invariant", tau, above=0, why="tau, a distance in tokens")
+    i = torch.arange(T, device=device, dtype=dtype)
+    u = torch.log1p((i.view(-1, 1) - i.view(1, -1)).clamp(min=0) / tau)
+    return (1 + 2 * u).sqrt(), -2 * u
+
+
+def attention_scores(q, k, *, causal=True, window=None, affine=None) -> torch.Tensor:
+    """Logits S_ij = q_i . k_j / sqrt(d_k), q holding its multiplier, or a_ij S_ij + b_ij with
+    ``affine`` = (a, b), each (T, T); -inf where j is not visible. ``'b h i d, b h j d -> b h i j'``:
+    (B, H, T, T)."""
     scores = torch.einsum("b h i d, b h j d -> b h i j", q, k) / math.sqrt(q.shape[-1])
+    if affine is not None:
+        scale, shift = affine
+        scores = scores * scale + shift
     if causal or window is not None:
         scores = scores.masked_fill(~visible(q.shape[2], causal, window, q.device), float("-inf"))
     return scores
@@ -188,32 +206,41 @@ def relu2_norm_weights(scores: torch.Tensor) -> torch.Tensor:
     return r / torch.where(z > 0, z, torch.ones_like(z))
 
 
-def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=None, window=None):
-    """Weights A from logits S: softmax a_ij = exp(S_ij) / sum_j exp(S_ij), relu2 or relu2_norm."""
+def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=None, window=None,
+                      sink=None):
+    """Weights A from logits S: softmax a_ij = exp(S_ij) / sum_j exp(S_ij), relu2 or relu2_norm.
+    With a sink logit s_h per head (softmax only): a_ij = exp(S_ij) / (exp(s_h) + sum_j exp(S_ij)),
+    the softmax over the row and one more column, that column dropped: a row sums to less than 1,
+    as relu2 / n with n fixed can (lesson 2). s_h = -inf is softmax without a sink."""
     check.attention_setting(norm, n, None)
+    if sink is not None:
+        column = sink.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1).to(scores)
+        return torch.cat((scores, column), dim=-1).softmax(dim=-1)[..., :-1]
     if norm == "softmax":
         return scores.softmax(dim=-1)
     return relu2_weights(scores, n, causal, window) if norm == "relu2" else relu2_norm_weights(scores)
 
 
-def attend(q, k, v, *, norm="softmax", causal=True, n=None, window=None, returns=None):
+def attend(q, k, v, *, norm="softmax", causal=True, n=None, window=None, sink=None, affine=None,
+           returns=None):
     """out_i = sum_j a_ij v_j, a_i = norm(S_i) over the keys row i sees, S_ij = q_i . k_j / sqrt(d_k),
     q holding its multiplier (attend(q * m, k, v)). The one way into attention, checked here:
     every block calls it, and so do the lessons and the grader.
 
     norm='softmax': softmax_j(S_ij);  'relu2': relu(S_ij)^2 / n (n a positive int, 'length' = T or
     'row' = n_i);  'relu2_norm': relu(S_ij)^2 / sum_j relu(S_ij)^2. q, k: (B, H, T, d_k); v:
-    (B, H, T, e); window: None or w, each query sees its last w keys. Returns (out (B, H, T, e),
-    the (B, H, T, T) map ``returns`` asks for: 'weights' A or 'scores' S, else None). Softmax
-    runs in PyTorch's fused kernel, which computes the same out as the explicit path
-    (tests/test_attend.py compares them)."""
-    check.attend_args(q, k, v, norm, n, window, causal, returns)
-    if norm == "softmax" and returns != "weights":
+    (B, H, T, e); window: None or w, each query sees its last w keys; sink: None or (H,) sink
+    logits (attention_weights); affine: None or (a, b), each (T, T): logits a_ij S_ij + b_ij.
+    Returns (out (B, H, T, e), the (B, H, T, T) map ``returns`` asks for: 'weights' A or 'scores'
+    S, else None). Plain softmax runs in PyTorch's fused kernel, which computes the same out as
+    the explicit path (tests/test_attend.py compares them)."""
+    check.attend_args(q, k, v, norm, n, window, causal, returns, sink, affine)
+    if norm == "softmax" and returns != "weights" and sink is None and affine is None:
         mask = None if window is None else visible(q.shape[2], causal, window, q.device)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and mask is None)
         return out, attention_scores(q, k, causal=causal, window=window) if returns else None
-    scores = attention_scores(q, k, causal=causal, window=window)
-    weights = attention_weights(scores, norm=norm, causal=causal, n=n, window=window)
+    scores = attention_scores(q, k, causal=causal, window=window, affine=affine)
+    weights = attention_weights(scores, norm=norm, causal=causal, n=n, window=window, sink=sink)
     out = torch.einsum("b h i j, b h j e -> b h i e", weights, v)
     return out, {"weights": weights, "scores": scores, None: None}[returns]
 
@@ -242,11 +269,14 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 # --- Blocks: each built with its layer's position encoding and window ------------------------------
 class Layer(nn.Module):
     """What every block shares: its position encoding ('rope' or 'nope') and window, fixed when
-    built, and the attention of its q, k, v under the call's setting ``c``."""
+    built, its sink logits (Config.sink: one per head, from 0), and the attention of its q, k, v
+    under the call's setting ``c``."""
+    logit_map = None  # an experiment's own (a, b) = logit_map(T, device, dtype): scorecard.designed
 
-    def __init__(self, pos: str, window: int | None):
+    def __init__(self, config: Config, pos: str, window: int | None):
         super().__init__()
         self.pos, self.window = pos, window
+        self.sink = nn.Parameter(torch.zeros(config.n_head)) if config.sink else None
 
     def attention(self, q, k, v, c: Config, angles, lam, returns):
         """RoPE on q and k in a RoPE layer (with its scaling's logit factor), then attend(q x m):
@@ -262,7 +292,11 @@ class Layer(nn.Module):
         if c.position_rule is not None:
             rows.append(position_rule(T, *c.position_rule, c.causal, w, lam.device, lam.dtype))
         m = lam.view(-1, 1, 1) * (math.prod(rows).view(-1, 1) if rows else 1)  # (H, T or 1, 1)
-        return attend(q * m, k, v, norm=c.norm, causal=c.causal, n=c.n, window=w, returns=returns)
+        affine = self.logit_map(T, q.device, q.dtype) if self.logit_map else None
+        if c.scale_invariant is not None:
+            affine = scale_invariant_logits(T, c.scale_invariant, q.device, q.dtype)
+        return attend(q * m, k, v, norm=c.norm, causal=c.causal, n=c.n, window=w, sink=self.sink,
+                      affine=affine, returns=returns)
 
 
 class GAU(Layer):
@@ -274,7 +308,7 @@ class GAU(Layer):
     compute relu(q k^T / n + b)^2, with a relative position bias b."""
 
     def __init__(self, config: Config, pos: str, window: int | None):
-        super().__init__(pos, window)
+        super().__init__(config, pos, window)
         d, e, d_k = config.d_model, config.expansion * config.d_model, config.d_k
         self.ln = nn.LayerNorm(d)
         self.to_uv = nn.Linear(d, 2 * e)
@@ -295,10 +329,12 @@ class GAU(Layer):
 
 
 class TransformerBlock(Layer):
-    """Pre-norm Transformer block: x + MHA(LN(x)), then x + MLP(LN(x)) with a 4x GELU MLP."""
+    """Pre-norm Transformer block: x + MHA(LN(x)), then x + MLP(LN(x)) with a 4x GELU MLP. With
+    Config.gate, the output gate of Qiu et al. (their G1, elementwise): each channel of the heads'
+    output times sigmoid(LN(x) W_g + b_g) before W_o, so a head can write nothing."""
 
     def __init__(self, config: Config, pos: str, window: int | None):
-        super().__init__(pos, window)
+        super().__init__(config, pos, window)
         d = config.d_model
         self.n_head = config.n_head
         self.ln_attn = nn.LayerNorm(d)
@@ -306,12 +342,17 @@ class TransformerBlock(Layer):
         self.to_out = nn.Linear(d, d)
         self.ln_mlp = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.to_gate = nn.Linear(d, d) if config.gate else None
 
     def forward(self, x, c: Config, angles, lam, returns=None):
-        q, k, v = rearrange(self.to_qkv(self.ln_attn(x)), "b t (three h d) -> three b h t d",
+        h = self.ln_attn(x)
+        q, k, v = rearrange(self.to_qkv(h), "b t (three h d) -> three b h t d",
                             three=3, h=self.n_head)                     # (B, H, T, d_k) each
         out, seen = self.attention(q, k, v, c, angles, lam, returns)
-        x = x + self.to_out(rearrange(out, "b h t d -> b t (h d)"))
+        out = rearrange(out, "b h t d -> b t (h d)")
+        if self.to_gate is not None:
+            out = out * torch.sigmoid(self.to_gate(h))
+        x = x + self.to_out(out)
         return x + self.mlp(self.ln_mlp(x)), seen
 
 

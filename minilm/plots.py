@@ -216,5 +216,5 @@ def plot_scorecard(card: dict, measures=None):
         ax.set(xscale="log", xlabel="length / L", ylabel=measure, title=measure)
         ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center",
-               ncol=len(card), fontsize=8)
+               ncol=min(len(card), 3), fontsize=8)   # three a row: readable at a phone's width
     return fig

@@ -19,8 +19,11 @@ every model of the card.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from .data import Corpus
 from .measure import eval_batches, layer_writes, loss_by_length, retrieval_accuracy, seed_interval
+from .model import LM
 from .validation import is_sequence, one_of, positive_int
 
 MULTIPLES = (1, 2, 4, 8, 16)
@@ -103,3 +106,25 @@ def card_table(card: dict) -> str:
             lines.append(f"{f'{name}, {measure}':<{width}}" + cells.rstrip())
     return "\n".join(lines)
 
+
+
+@contextmanager
+def designed(models, logit_map):
+    """Within the block, every layer of ``models`` (an LM, or a dict of them as scorecard takes)
+    turns its logits S_ij into a_ij S_ij + b_ij, (a, b) = logit_map(T, device, dtype), each
+    (T, T): a design of one's own, run on trained weights (exercise 15)."""
+    if not callable(logit_map):
+        raise ValueError(f"logit_map must be a function (T, device, dtype) -> (a, b); got {logit_map!r:.80}")
+    chosen = list(models.values()) if isinstance(models, dict) else [models]
+    if not chosen or not all(isinstance(model, LM) for model in chosen):
+        raise ValueError("models must be an LM or a dict {(name, seed): LM}")
+    if any(model.config.scale_invariant is not None for model in chosen):
+        raise ValueError("a scale-invariant model maps its logits already: logit_map would replace that map")
+    blocks = [block for model in chosen for block in model.blocks]
+    for block in blocks:
+        block.logit_map = logit_map
+    try:
+        yield
+    finally:
+        for block in blocks:
+            del block.logit_map   # back to the class's None

@@ -202,6 +202,13 @@ def config(c, scaling_class) -> None:
     layer_positions(c.pos, c.n_layer)
     boolean("Config.causal", c.causal)
     boolean("Config.learn_multiplier", c.learn_multiplier)
+    boolean("Config.sink", c.sink)
+    boolean("Config.gate", c.gate)
+    if c.sink and c.norm != "softmax":
+        raise ValueError(f"Config.sink=True adds a column to a softmax; it needs norm='softmax' (got "
+                         f"norm={c.norm!r}, whose rows need not sum to 1 already)")
+    if c.scale_invariant is not None:
+        finite_number("Config.scale_invariant", c.scale_invariant, above=0, why="tau, in tokens")
     if c.block == "gau" and c.n_head != 1:
         raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={c.n_head})")
     if c.block == "transformer" and c.d_model % c.n_head:
@@ -234,6 +241,8 @@ def unused_fields(c) -> dict:
     unused = {}
     if c.block == "transformer":
         unused.update(d_k="block='transformer'", expansion="block='transformer'")
+    else:
+        unused.update(gate="block='gau' (its output is gated by u already)")
     if all(pos == "nope" for pos, _ in c.layers):
         unused.update(rope_base=f"pos={c.pos!r}", window=f"pos={c.pos!r} (a window applies to the RoPE layers)")
     return unused
@@ -293,9 +302,10 @@ def position_rule(slope, L, T, dtype) -> None:
                          f"more than {dtype_name(dtype)} holds; give a smaller slope")
 
 
-def attend_args(q, k, v, norm, n, window, causal, returns) -> None:
+def attend_args(q, k, v, norm, n, window, causal, returns, sink=None, affine=None) -> None:
     """Everything attend() takes: tensors of matching shapes and one floating dtype, a valid
-    setting, and which map to return. Host-only: no host-device sync."""
+    setting, sink logits (H,) with a softmax, an affine pair (a, b) of (T, T) tensors, and which
+    map to return. Host-only: no host-device sync."""
     attention_setting(norm, n, None)
     boolean("causal", causal)
     if window is not None:
@@ -313,6 +323,18 @@ def attend_args(q, k, v, norm, n, window, causal, returns) -> None:
         )
     if not (q.dtype == k.dtype == v.dtype and q.is_floating_point()):
         raise ValueError(f"q, k and v must be floating point, of one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
+    if sink is not None:
+        if norm != "softmax":
+            raise ValueError(f"sink adds a column to a softmax: it needs norm='softmax'; got norm={norm!r}")
+        if not torch.is_tensor(sink) or sink.shape != (q.shape[1],):
+            raise ValueError(f"sink must be a tensor of one logit per head, shape ({q.shape[1]},); got "
+                             f"{tuple(sink.shape) if torch.is_tensor(sink) else type(sink).__name__}")
+    if affine is not None:
+        T = q.shape[2]
+        if (not isinstance(affine, tuple) or len(affine) != 2
+                or not all(torch.is_tensor(t) and t.shape == (T, T) for t in affine)):
+            raise ValueError(f"affine must be a pair (a, b) of ({T}, {T}) tensors: logits a_ij S_ij + b_ij; "
+                             f"got {type(affine).__name__}")
 
 
 def lm_call(model, idx, setting: dict, returns) -> None:

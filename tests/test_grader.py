@@ -253,6 +253,11 @@ GRADERS = {  # grade_* function: (the solution's function, {wrong answer: functi
         "no causal mask inside the window": lambda T, window: (
             torch.arange(T).view(-1, 1) - torch.arange(T).view(1, -1)).abs() < (T if window is None else window),
     }),
+    "grade_design": ("window_of_L", {
+        "a window of L / 4": lambda T, device, dtype: window_of(8)(T, device, dtype),
+        "log T / log L on every row": lambda T, device, dtype: (
+            torch.full((T, T), max(1.0, math.log(T) / math.log(32))), torch.zeros(T, T)),
+    }),
     "grade_reach": ("reach", {
         "no residual path (the layers' masks alone)": lambda layers, T: reach_without_residual(layers, T),
         "every layer global": lambda layers, T: S["reach"]([(pos, None) for pos, _ in layers], T),
@@ -613,3 +618,32 @@ def shifted(element, by=0.1):
                                             (2, ["in the upper end of the interval"])])
 def test_a_wrong_interval_end_is_named_not_indexed(element, words):
     fails_saying(G.grade_seed_interval, shifted(element), words)
+
+
+# --- exercise 15: a design of one's own, as a logit map (a, b) -----------------------------------
+def window_of(L):
+    def design(T, device, dtype):
+        i = torch.arange(T).view(-1, 1)
+        a = torch.ones(T, T, dtype=dtype)
+        return a, torch.zeros(T, T, dtype=dtype).masked_fill(i - i.view(1, -1) >= L, float("-inf"))
+    return design
+
+
+def test_a_causal_design_that_keeps_the_model_in_range_passes(capsys):
+    G.grade_design(window_of(32), 32)
+    assert "causal, and the trained model within L = 32" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("design, words", [
+    (lambda T, device, dtype: (torch.full((T, T), max(1.0, math.log(T) / math.log(32))),
+                               torch.zeros(T, T)), ["breaks causality", "grows from"]),
+    (lambda T, device, dtype: (torch.ones(T, T),
+                               -0.1 * (torch.arange(T).view(-1, 1) - torch.arange(T)).float()),
+     ["changes the model in range"]),
+    (lambda T, device, dtype: (torch.ones(T, T), torch.full((T, T), float("-inf"))),
+     ["has no key left"]),
+    (lambda T, device, dtype: torch.ones(T, T), ["return a pair (a, b)"]),
+    (window_of(8), ["changes the model in range"]),   # a window shorter than L cuts rows within L
+])
+def test_a_design_that_breaks_causality_or_the_model_in_range_is_told_in_one_line(design, words):
+    fails_saying(lambda student: G.grade_design(student, 32), design, words)

@@ -128,7 +128,8 @@ NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "ei
 # rows counted apart from the sources' claims: (name, plural, how a row is known)
 APART = [("simulation", "simulations", lambda cells: "(a simulation)" in cells[-1]),
          ("finding of the course's own", "findings of the course's own",
-          lambda cells: "the course's finding" in cells[1])]
+          lambda cells: "the course's finding" in cells[1]),
+         ("design after the sources", "designs after the sources", lambda cells: cells[0] == "15")]
 
 
 def stored_output(lesson: str) -> str:
@@ -203,9 +204,9 @@ def test_the_summary_counts_the_verdicts_of_the_table():
             apart[groups[0]].append(verdict(row))
         else:
             sources[verdict(row)] += 1
-    extras = " and ".join(
-        f"{NUMBER_WORDS[len(found)]} {name if len(found) == 1 else plural} ({', '.join(found)})"
-        for (name, plural, _), found in zip(APART, apart.values()))
+    groups = [f"{NUMBER_WORDS[len(found)]} {name if len(found) == 1 else plural} ({', '.join(found)})"
+              for (name, plural, _), found in zip(APART, apart.values())]
+    extras = ", ".join(groups[:-1]) + " and " + groups[-1]
     summary = (f"Of the {sum(sources.values())} claims of the sources: "
                f"**{sources['reproduced']} reproduced, {sources['partly']} partly, "
                f"{sources['not at this size']} not at this size**; plus {extras}")
@@ -216,8 +217,9 @@ def test_not_at_our_size_names_the_rows_of_that_verdict():
     listed = re.search(r"Not at our size:(.*?)\.(?:\s|$)", prose(SCOREBOARD))
     assert listed, "the summary must list what did not reproduce after 'Not at our size:'"
     named = sorted(re.findall(r"\(\[?lessons? ([\d, ]+)\]?(?:\([^)]*\))?\)", listed.group(1)))
-    rows = sorted(cells(row)[0] for row in table_rows(SCOREBOARD)
-                  if verdict(row) == "not at this size")
+    rows = sorted(cells(row)[0] for row in table_rows(SCOREBOARD)   # the sources' claims only
+                  if verdict(row) == "not at this size"
+                  and not any(belongs(cells(row)) for _, _, belongs in APART))
     assert named == rows, (
         f"'Not at our size' names the rows of lessons {named}; the table's 'not at this size' "
         f"rows are those of lessons {rows} (each named once, with its lesson in brackets)")

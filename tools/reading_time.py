@@ -68,6 +68,7 @@ FOLDED = re.compile(r"<details>.*?</details>", re.S)
 IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 HEADING = re.compile(r"^#{1,2} ")
 OPTIONAL_LESSON = re.compile(r"^## (Optional|Appendix)")
+OPTIONAL_LESSONS = {"15_after_the_answer"}   # after the answer: timed as optional, as a whole
 OPTIONAL_EXERCISE = re.compile(r"^(## Going further|\*\*Going further)")
 TASK = re.compile(r"^## Task\b", re.M)
 FIGURE_TYPES = ("image/png", "image/svg+xml")
@@ -207,8 +208,11 @@ class Totals:
 
     @classmethod
     def of(cls, lesson_times: list[Timing], exercise_times: list[Timing]) -> "Totals":
-        mains = [item.main.minutes() for item in lesson_times]
-        return cls(sum(mains), sum(item.optional.minutes() for item in lesson_times),
+        core = [item for item in lesson_times if item.name not in OPTIONAL_LESSONS]
+        mains = [item.main.minutes() for item in core]
+        optional = sum(item.optional.minutes() if item in core else item.main.minutes() + item.optional.minutes()
+                       for item in lesson_times)
+        return cls(sum(mains), optional,
                    sum(item.main.folded_minutes() + item.optional.folded_minutes() for item in lesson_times),
                    sum(item.main.minutes() for item in exercise_times),
                    sum(item.optional.minutes() for item in exercise_times), min(mains), max(mains))
@@ -217,6 +221,8 @@ class Totals:
 def read_cell(item: Timing) -> str:
     """A lesson table's "to read" column: '25 min', or '25 min + 5 optional'."""
     text = f"{item.main.minutes()} min"
+    if item.name in OPTIONAL_LESSONS:
+        return text + ", optional"
     if item.optional.minutes():
         text += f" + {item.optional.minutes()} optional"
     return text
@@ -276,7 +282,7 @@ def statements(lesson_times: list[Timing] | None = None,
             rf"^\| `{item.name}` \|[^|\n]*\| (?P<value>[^|\n]+?) \|", re.M), read_cell(item)))
     total = f"{hours(t.lessons)} + {t.optional} min optional"
     out.append(Statement(readme, "the course's time to read", re.compile(
-        r"^\| \| \| all fourteen[^|\n]*\| (?P<value>[^|\n]+?) \|", re.M), total))
+        r"^\| \| \| all fifteen[^|\n]*\| (?P<value>[^|\n]+?) \|", re.M), total))
     out.append(Statement(lessons_readme, "the course's time to read", re.compile(
         r"^\| all \| \| (?P<value>[^|\n]+?) \|", re.M), total))
     out.append(Statement(readme, "what the folded blocks add", re.compile(

@@ -272,7 +272,8 @@ for s in P.seeds:
 # ## The replication scoreboard
 #
 # Of the 18 claims of the sources: **7 reproduced, 8 partly, 3 not at this size**; plus one
-# simulation (reproduced) and one finding of the course's own (reproduced). *Reproduced*: the
+# simulation (reproduced), one finding of the course's own (reproduced) and four designs after
+# the sources (partly, not at this size, partly, partly). *Reproduced*: the
 # direction and mechanism showed, not the size. Not at our size: head-scaled NoPE level with
 # RoPE's fine-tuned extensions (lesson 7), head scaling's clamp and start (lessons 7, 10), and
 # the paper's per-position fit ([lesson 12](12_distraction.ipynb)).
@@ -325,10 +326,11 @@ for s in P.seeds:
 # fails when one changes and this table does not). The column "in the cells" says whether that
 # lesson *asserts* the row's claim, with margins and a control that fails it, or only *reads* it
 # (prints it); numbers marked *(printed)* are shown there but not asserted, because the seeds
-# cannot resolve them. Two rows are counted apart: lesson 5's second row checks Chen et al.'s
-# claim in a simulation, not a trained model, and the last row is the course's own finding.
+# cannot resolve them. Six rows are counted apart: lesson 5's second row checks Chen et al.'s
+# claim in a simulation, not a trained model; lesson 13's second row is the course's own finding;
+# lesson 15's four rows test designs that came after the sources, on lesson 9's task.
 #
-# | lesson | claim (source) | the source's number | ours (2 seeds; 5 in lessons 9-10 and 13's retrieval) | in the cells | verdict |
+# | lesson | claim (source) | the source's number | ours (2 seeds; 5 in lessons 9-10, 13's retrieval and 15) | in the cells | verdict |
 # |---|---|---|---|---|---|
 # | 1 | single-head relu² GAU as good as a Transformer (FLASH) | "as good or better" | GAU 0.06-0.07 nats lower, 17% more parameters | asserted | reproduced |
 # | 2 | keep n fixed, not n = length (Su, 2022 post) | fixed "significantly better" after fine-tuning | zero-shot 11-16 points better; after 50 steps 0.05-0.08 nats; after 300 steps a tie, within 0.02 nats | asserted | partly: zero-shot and short fine-tuning only |
@@ -350,6 +352,10 @@ for s in P.seeds:
 # | 12 | the fit per position (Wang et al., appendix B and its code) | $c = 0.397$ per position | $c$ = 0.70 / 0.60 per position, steeper than $c$ = 0.44 / 0.37 per length on every seed; applied per row, the per-position rule lowers the loss at $8L$ less than one $\lambda$ per length (2.83-2.85 against 2.62 nats) | asserted: steeper than per length, and worse; how far from 0.397 read | not at this size: steeper, and worse than per length |
 # | 13 | windowed RoPE layers and a global NoPE layer hold past $L$ (Su's HWFA, kexue.fm/archives/9603) | token accuracy 48.70% at 512, 48.15% at 4096 (natural text); full attention 49.41% to 23.16% | text loss 1.319 nats at $L$, 1.334 at $16L$ (NoPE 3.188, RoPE 4.296); retrieval at $16L$ 0.92, 0.98 with $\log_L n$ (NoPE with $\log_L n$ 0.63); HWFA's own layout, one global layer, five seeds: 0.99 at $16L$ with $\log_L n$ (this lesson, read); retrieval in text (lesson 11's task) 1.00 at $16L$ on both seeds (this lesson) | asserted | reproduced |
 # | 13 | a temperature does not fix all of NoPE past $L$ (the course's finding; Su's reason for HWFA) | "translational invariance" and "identical distribution" from the windows (9603) | at $8L$-$16L$ one of NoPE's layers writes up to 3.27 / 2.36 times as much as within $L$ (seeds 0 / 1), the hybrid's at most 1.02 / 1.04; on text the best $\lambda$ takes back 15-31% of NoPE's excess loss, head scaling trained at $4L$ 25-44% there; pinning the probe's position direction past $L$ takes back 7-10% (its random control -14% to +5%), so what the rest is remains open | asserted: the drift; the shares taken back read | reproduced, read: only the drift is asserted |
+# | 15 | a learned sink logit lets a row keep weight from the keys (gpt-oss; Xiao et al. 2023) | StreamingLLM: perplexity 5158 with a window, 5.40 with 4 sink tokens | the sink takes 0.21 of a row at $L$, 0.11 at $8L$; retrieval past $L$ as NoPE's (paired, 5 seeds, every interval includes 0) | asserted: the sink's share falls past $L$; retrieval read | partly: it absorbs weight, less past $L$, no gain past $L$ |
+# | 15 | an output gate removes the first-token sink and helps long context (Qiu et al. 2025) | first-token attention 46.7% to 4.8% | no sink to remove: the first token gets 0.09 of a row, as uniform attention's 0.10; retrieval +0.14 at $8L$ over NoPE *(printed, not resolved)* | read | not at this size: no attention sink forms here |
+# | 15 | scale-invariant attention beats LogN past the training length (Anson et al. 2025) | 3.247 at 16x its length against LogN + p-RoPE's 3.317 | over NoPE +0.37 / +0.56 at $4L$ / $8L$; against NoPE with $\log_L n$ -0.04 to +0.09, none resolved | asserted: above NoPE; against $\log_L n$ read | partly: as good as LogN, not better |
+# | 15 | drop RoPE, recalibrate 0.5-2% of pretraining, extend zero-shot (DroPE, Gelberg et al. 2025) | LongBench 30.52 against YaRN's 19.94 | 20 steps (2%): 0.32 at $L$; 500 steps: 0.95 at $L$, over RoPE +0.51 at $4L$; with $\log_L n$ 0.78 at $8L$ | asserted | partly: it extends past $L$ after 50% of pretraining, not 2% |
 #
 # </details>
 #
@@ -420,3 +426,6 @@ for s in P.seeds:
 # its row of the decision table, write down what you expect, and measure the fix at $2L$ and
 # $4L$: `minilm.loss_by_length(model, corpus, [4 * L])` inside and outside
 # `with minilm.at_lambda(model, minilm.length_rule("nope_fit", 4 * L, L)):`.
+#
+# **Optional:** [lesson 15](15_after_the_answer.ipynb), four designs shipped since 2024 on one
+# scorecard.
