@@ -859,10 +859,10 @@ def _design_failure(design, L: int):
     the same weights as the trained model (softmax of the plain logits); no row's weights
     changing when the sequence grows (a row that did would see how long its future is); no row
     without a key. Checked on random logits, the rows of each length a prefix of the longest's."""
-    longest = 4 * L
+    longest = 16 * L   # the scorecard's longest length
     scores = torch.randn(3, longest, longest, generator=torch.Generator().manual_seed(0))
     weights = {}
-    for T in (L // 2, L, 2 * L, longest):
+    for T in (L // 2, L, 2 * L, 3 * L + 5, longest):
         got = design(T, torch.device("cpu"), torch.float32)
         if got is None:
             return "your function returned None. Did you forget `return`?"
@@ -876,12 +876,13 @@ def _design_failure(design, L: int):
         weights[T] = (plain * a + b).masked_fill(hidden, float("-inf")).softmax(-1)
         if weights[T].isnan().any():
             row = int(weights[T].isnan().any(-1).any(0).nonzero()[0])
-            return f"at T = {T} row {row} has no key left (every b of the row is -inf)"
+            return (f"at T = {T} row {row}'s weights are not numbers (nan): every b of the row -inf "
+                    "leaves it no key, and an a or b of inf or nan spoils it")
         if T <= L and not torch.allclose(weights[T], plain.softmax(-1), atol=1e-5):
             row = int((weights[T] - plain.softmax(-1)).abs().amax(-1).amax(0).argmax())
             return (f"it changes the model in range: at T = {T} (<= L = {L}) row {row}'s weights "
                     "differ from the trained model's; keep a = 1 and b = 0 within L")
-    for T in (L // 2, L, 2 * L):
+    for T in (L // 2, L, 2 * L, 3 * L + 5):
         grown = weights[longest][:, :T, :T]
         if not torch.allclose(weights[T], grown, atol=1e-5):
             row = int((weights[T] - grown).abs().amax(-1).amax(0).argmax())

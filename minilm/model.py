@@ -213,6 +213,7 @@ def attention_weights(scores: torch.Tensor, *, norm="softmax", causal=True, n=No
     the softmax over the row and one more column, that column dropped: a row sums to less than 1,
     as relu2 / n with n fixed can (lesson 2). s_h = -inf is softmax without a sink."""
     check.attention_setting(norm, n, None)
+    check.sink_norm(sink, norm)
     if sink is not None:
         column = sink.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1).to(scores)
         return torch.cat((scores, column), dim=-1).softmax(dim=-1)[..., :-1]
@@ -292,7 +293,7 @@ class Layer(nn.Module):
         if c.position_rule is not None:
             rows.append(position_rule(T, *c.position_rule, c.causal, w, lam.device, lam.dtype))
         m = lam.view(-1, 1, 1) * (math.prod(rows).view(-1, 1) if rows else 1)  # (H, T or 1, 1)
-        affine = self.logit_map(T, q.device, q.dtype) if self.logit_map else None
+        affine = tuple(t.to(q) for t in self.logit_map(T, q.device, q.dtype)) if self.logit_map else None
         if c.scale_invariant is not None:
             affine = scale_invariant_logits(T, c.scale_invariant, q.device, q.dtype)
         return attend(q * m, k, v, norm=c.norm, causal=c.causal, n=c.n, window=w, sink=self.sink,
@@ -331,7 +332,8 @@ class GAU(Layer):
 class TransformerBlock(Layer):
     """Pre-norm Transformer block: x + MHA(LN(x)), then x + MLP(LN(x)) with a 4x GELU MLP. With
     Config.gate, the output gate of Qiu et al. (their G1, elementwise): each channel of the heads'
-    output times sigmoid(LN(x) W_g + b_g) before W_o, so a head can write nothing."""
+    output times sigmoid(LN(x) W_g + b_g) before W_o, so a head can write nothing (their gate has
+    no b_g; ours has one, so that a test can open it fully: the block without a gate)."""
 
     def __init__(self, config: Config, pos: str, window: int | None):
         super().__init__(config, pos, window)

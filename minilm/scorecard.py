@@ -120,11 +120,15 @@ def designed(models, logit_map):
         raise ValueError("models must be an LM or a dict {(name, seed): LM}")
     if any(model.config.scale_invariant is not None for model in chosen):
         raise ValueError("a scale-invariant model maps its logits already: logit_map would replace that map")
-    blocks = [block for model in chosen for block in model.blocks]
-    for block in blocks:
-        block.logit_map = logit_map
+    blocks = list({id(block): block for model in chosen for block in model.blocks}.values())
+    before = [block.__dict__.get("logit_map") for block in blocks]
+    for block in blocks:   # as a plain attribute, even where logit_map is an nn.Module
+        block.__dict__["logit_map"] = logit_map
     try:
         yield
     finally:
-        for block in blocks:
-            del block.logit_map   # back to the class's None
+        for block, previous in zip(blocks, before):
+            if previous is None:
+                del block.__dict__["logit_map"]   # back to the class's None
+            else:
+                block.__dict__["logit_map"] = previous

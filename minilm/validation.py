@@ -209,6 +209,9 @@ def config(c, scaling_class) -> None:
                          f"norm={c.norm!r}, whose rows need not sum to 1 already)")
     if c.scale_invariant is not None:
         finite_number("Config.scale_invariant", c.scale_invariant, above=0, why="tau, in tokens")
+        if not c.causal:
+            raise ValueError(f"Config.scale_invariant={c.scale_invariant} maps a logit by its distance i - j "
+                             "back from the query: it needs causal=True")
     if c.block == "gau" and c.n_head != 1:
         raise ValueError(f"a GAU has a single head; set n_head=1 (got n_head={c.n_head})")
     if c.block == "transformer" and c.d_model % c.n_head:
@@ -302,6 +305,12 @@ def position_rule(slope, L, T, dtype) -> None:
                          f"more than {dtype_name(dtype)} holds; give a smaller slope")
 
 
+def sink_norm(sink, norm) -> None:
+    """A sink logit adds a column to a softmax row: it needs norm='softmax'."""
+    if sink is not None and norm != "softmax":
+        raise ValueError(f"sink adds a column to a softmax: it needs norm='softmax'; got norm={norm!r}")
+
+
 def attend_args(q, k, v, norm, n, window, causal, returns, sink=None, affine=None) -> None:
     """Everything attend() takes: tensors of matching shapes and one floating dtype, a valid
     setting, sink logits (H,) with a softmax, an affine pair (a, b) of (T, T) tensors, and which
@@ -324,8 +333,7 @@ def attend_args(q, k, v, norm, n, window, causal, returns, sink=None, affine=Non
     if not (q.dtype == k.dtype == v.dtype and q.is_floating_point()):
         raise ValueError(f"q, k and v must be floating point, of one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     if sink is not None:
-        if norm != "softmax":
-            raise ValueError(f"sink adds a column to a softmax: it needs norm='softmax'; got norm={norm!r}")
+        sink_norm(sink, norm)
         if not torch.is_tensor(sink) or sink.shape != (q.shape[1],):
             raise ValueError(f"sink must be a tensor of one logit per head, shape ({q.shape[1]},); got "
                              f"{tuple(sink.shape) if torch.is_tensor(sink) else type(sink).__name__}")

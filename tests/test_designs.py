@@ -11,6 +11,7 @@ import torch
 from minilm import LM, Config, attend, profile
 from minilm.experiments import DESIGNS, design_models, drop_rope
 from minilm.model import attention_scores, attention_weights, scale_invariant_logits
+from minilm.scorecard import designed
 
 VOCAB, T = 20, 12
 
@@ -81,9 +82,17 @@ def test_an_open_gate_is_the_block_without_one_and_a_shut_gate_removes_attention
     torch.testing.assert_close(gated(tokens()), shut, rtol=0, atol=1e-6)
 
 
-def test_the_gate_is_per_channel_from_the_normed_input():
-    block = model(gate=True).blocks[0]
-    assert block.to_gate.in_features == block.to_gate.out_features == 16
+def test_the_gate_multiplies_each_channel_by_sigmoid_of_the_normed_input():
+    gated = model(pos="nope", gate=True)
+    block, x = gated.blocks[0], gated.embed(tokens())
+    h = block.ln_attn(x)
+    q, k, v = block.to_qkv(h).view(2, T, 3, 2, 8).permute(2, 0, 3, 1, 4)   # (three, B, H, T, d)
+    out, _ = attend(q, k, v)
+    heads = out.transpose(1, 2).reshape(2, T, 16) * torch.sigmoid(block.to_gate(h))
+    x = x + block.to_out(heads)
+    by_hand = x + block.mlp(block.ln_mlp(x))
+    torch.testing.assert_close(block(gated.embed(tokens()), gated.config, None, gated.multiplier[0])[0],
+                               by_hand)
 
 
 # --- scale-invariant attention -------------------------------------------------------------------
@@ -115,6 +124,35 @@ def test_a_scale_invariant_model_runs_its_logits_through_the_affine_map():
     torch.testing.assert_close(weights, attention_weights(plain * a + m))
 
 
+def test_a_scale_invariant_model_maps_every_layers_logits():
+    m = model(pos="nope", scale_invariant=5.0)
+    _, maps = m(tokens(), returns="scores")
+    plain = model(pos="nope")   # the same weights: scale_invariant adds none
+    _, plain_maps = plain(tokens(), returns="scores")
+    a, b = scale_invariant_logits(T, 5.0)
+    seen = torch.ones(T, T, dtype=torch.bool).tril()
+    torch.testing.assert_close(maps[0][..., seen], (plain_maps[0] * a + b)[..., seen])  # layer 0:
+    # the same input; later layers' inputs differ
+
+
+def test_designed_runs_a_logit_map_and_then_restores_the_model():
+    m = model(pos="nope")
+    before = m(tokens())
+    shift = lambda T, device, dtype: (2 * torch.ones(T, T), torch.zeros(T, T))   # noqa: E731
+    with designed({("a", 0): m, ("b", 0): m}, shift):   # one model twice: restored once
+        torch.testing.assert_close(m(tokens()), twin_sharpened(m)(tokens()))
+    torch.testing.assert_close(m(tokens()), before, rtol=0, atol=0)
+    assert all(block.logit_map is None for block in m.blocks)
+
+
+def twin_sharpened(m):
+    """m with every logit doubled: lambda = 2 on every head."""
+    other = twin(m)
+    with torch.no_grad():
+        other.multiplier.fill_(2.0)
+    return other
+
+
 # --- DroPE ---------------------------------------------------------------------------------------
 def test_drope_is_nope_forward_with_rope_weights():
     rope = model(pos="rope")
@@ -144,6 +182,7 @@ def test_no_design_sees_the_future(design):
     (dict(gate=True, block="gau", n_head=1, norm="relu2", n=8), "Config.gate=True has no effect"),
     (dict(scale_invariant=0.0), "Config.scale_invariant must be a finite number > 0"),
     (dict(scale_invariant=float("inf")), "Config.scale_invariant"),
+    (dict(scale_invariant=10.0, causal=False), "scale_invariant=10.0 .*needs causal=True"),
 ])
 def test_bad_design_fields_are_named(fields, message):
     with pytest.raises(ValueError, match=message):

@@ -623,9 +623,9 @@ def test_a_wrong_interval_end_is_named_not_indexed(element, words):
 # --- exercise 15: a design of one's own, as a logit map (a, b) -----------------------------------
 def window_of(L):
     def design(T, device, dtype):
-        i = torch.arange(T).view(-1, 1)
-        a = torch.ones(T, T, dtype=dtype)
-        return a, torch.zeros(T, T, dtype=dtype).masked_fill(i - i.view(1, -1) >= L, float("-inf"))
+        i = torch.arange(T, device=device).view(-1, 1)
+        a = torch.ones(T, T, device=device, dtype=dtype)
+        return a, torch.zeros(T, T, device=device, dtype=dtype).masked_fill(i - i.view(1, -1) >= L, float("-inf"))
     return design
 
 
@@ -641,7 +641,9 @@ def test_a_causal_design_that_keeps_the_model_in_range_passes(capsys):
                                -0.1 * (torch.arange(T).view(-1, 1) - torch.arange(T)).float()),
      ["changes the model in range"]),
     (lambda T, device, dtype: (torch.ones(T, T), torch.full((T, T), float("-inf"))),
-     ["has no key left"]),
+     ["not numbers (nan)", "leaves it no key"]),
+    (lambda T, device, dtype: (torch.full((T, T), max(1.0, math.log(T) / math.log(128))),
+                               torch.zeros(T, T)), ["breaks causality"]),   # acts only past 4L
     (lambda T, device, dtype: torch.ones(T, T), ["return a pair (a, b)"]),
     (window_of(8), ["changes the model in range"]),   # a window shorter than L cuts rows within L
 ])

@@ -73,9 +73,10 @@ print(card_table(card | yours))
 #   <details><summary>Answer</summary>
 #
 #   The needle sits at five depths, 0 to 1; only at depth 1 (right before the `?`) is it within
-#   $L$ keys of the rows that answer. A window never sees a needle further back, at any length:
-#   the hybrid of [lesson 13](../lessons/13_design_that_holds.ipynb) keeps global NoPE layers
-#   between its windowed ones for that reason.
+#   $L$ keys of the rows that answer, in one layer's reach. Four windowed layers could relay it
+#   further, up to $4(L - 1)$ keys, but these layers were trained with every key in view and
+#   never learned to relay. The hybrid of [lesson 13](../lessons/13_design_that_holds.ipynb)
+#   trains its windows in and keeps global NoPE layers between them.
 #
 #   </details>
 # - Write ALiBi's bias, $b_{ij} = -0.1\,(i - j)$ with $a = 1$, and grade it. What does the
