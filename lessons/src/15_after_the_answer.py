@@ -102,7 +102,8 @@ axes[0].set(ylabel="the needle's share of the row", title="a sink does not grow 
 axes[1].set(ylabel="weight within distance L", title="scale-invariant logits keep the near keys")
 for ax in axes:
     ax.set(xscale="log", xlabel="keys in the row, n", ylim=(0, 1))
-    ax.axvline(L, color="grey", lw=0.8, ls=":")
+    ax.set_xticks([m * L for m in (1, 2, 4, 8, 16)], ["L", "2L", "4L", "8L", "16L"], minor=False)
+    ax.minorticks_off()
     ax.legend(fontsize=8)
 plt.show()
 
