@@ -43,6 +43,11 @@ NOT_QUOTES = {
     ("lessons/14", "49.41"): "Su's HWFA number (kexue.fm/archives/9603), cited in the row",
     ("lessons/14", "23.16"): "Su's HWFA number (kexue.fm/archives/9603), cited in the row",
     ("lessons/14", "1.30"): "arithmetic: YaRN's factor (0.1 ln 4 + 1)^2, worked in the line",
+    ("lessons/14", "5.40"): "StreamingLLM's number (Xiao et al., Table 1), cited in lesson 15's row",
+    ("lessons/14", "46.7"): "Qiu et al.'s number (Fig. 2), cited in lesson 15's row",
+    ("lessons/14", "4.8"): "Qiu et al.'s number (Fig. 2), cited in lesson 15's row",
+    ("lessons/14", "3.247"): "Anson et al.'s number (Table 1), cited in lesson 15's row",
+    ("lessons/14", "3.317"): "Anson et al.'s number (Table 1), cited in lesson 15's row",
 }
 
 
